@@ -1,0 +1,1 @@
+"""Pure-Python Apache Paimon table format."""
