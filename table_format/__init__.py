@@ -1,1 +1,45 @@
-"""Pure-Python Apache Paimon table format."""
+"""Pure-Python Apache Paimon table format: byte-compatible with Java Paimon and pypaimon."""
+
+from table_format.catalog import FileSystemCatalog, open_table
+from table_format.errors import (
+    CommitConflictError,
+    CommitFailedError,
+    CorruptMetadataError,
+    OptionError,
+    SchemaError,
+    SnapshotNotFoundError,
+    TableAlreadyExistsError,
+    TableFormatError,
+    TableNotFoundError,
+    UnsupportedFeatureError,
+)
+from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.scan.split import DataSplit
+from table_format.table import Table, TableScan, read_split
+from table_format.write.commit_message import CommitMessage
+from table_format.write.table_write import TableWrite
+from table_format.write_api import write_table
+
+__all__ = [
+    "CommitConflictError",
+    "CommitFailedError",
+    "CommitKind",
+    "CommitMessage",
+    "CorruptMetadataError",
+    "DataSplit",
+    "FileSystemCatalog",
+    "OptionError",
+    "SchemaError",
+    "Snapshot",
+    "SnapshotNotFoundError",
+    "Table",
+    "TableAlreadyExistsError",
+    "TableFormatError",
+    "TableNotFoundError",
+    "TableScan",
+    "TableWrite",
+    "UnsupportedFeatureError",
+    "open_table",
+    "read_split",
+    "write_table",
+]

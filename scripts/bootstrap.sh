@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Install everything the tests need, from package registries only (PyPI, Debian). Idempotent: a second
+# run with nothing changed takes about a second.
+#
+#   .venv/                       python3 -m venv + pip install -e '.[EXTRAS]' (stamp: hash of pyproject.toml + extras)
+#   JDK 17                       apt-get install openjdk-17-jdk-headless when javac is missing (root only)
+#   .cache/paimon-oracle/        writable copy of ../shared/paimon-oracle, built with its setup.sh
+#                                (real Java Paimon 0.9 CLI, the interop oracle; see its README.md)
+#   .cache/venv-pypaimon/        pypaimon 2.1.0 peer in its own venv (test-only; never installed into .venv)
+#
+# Environment overrides:
+#   SHARED_DIR          folder holding paimon-oracle/ (default: $REPO/../shared)
+#   PAIMON_ORACLE_HOME  use this already-built oracle instead of .cache/paimon-oracle (not copied, not built)
+#   PYPAIMON_PYTHON     use this python (with pypaimon 2.1.0 importable) instead of .cache/venv-pypaimon
+#   EXTRAS              pip extras for .venv (default: dev; e.g. EXTRAS=dev,spark,dagster)
+#   PYTHON              interpreter that creates the venvs (default: python3)
+#   ORACLE_JAR_DIRS     folders searched for the oracle's jars before setup.sh downloads them (checked against
+#                       lib/SHA256SUMS; default: ~/.cache/lakehouse/paimon-oracle-lib /tmp/oracle/lib;
+#                       ORACLE_JAR_DIRS= forces the download path of a new machine)
+#
+# When Java cannot be had, the bootstrap does not fail: it writes the reason into
+# .cache/paimon-oracle.unavailable, and the interop tests skip with that reason (also under CI=true).
+# The same holds for the pypaimon venv (.cache/venv-pypaimon.unavailable).
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+PY="${PYTHON:-python3}"
+EXTRAS="${EXTRAS:-dev}"
+SHARED_DIR="${SHARED_DIR:-$REPO/../shared}"
+CACHE="$REPO/.cache"
+mkdir -p "$CACHE"
+T0=$SECONDS
+
+say() { printf 'bootstrap: %s\n' "$*"; }
+warn() { printf 'bootstrap: WARNING: %s\n' "$*" >&2; }
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# ---------------------------------------------------------------- 1. project venv
+VENV="$REPO/.venv"
+# the editable install maps only the top-level packages present at install time: a new one needs a reinstall
+pkgs="$(find . -mindepth 2 -maxdepth 2 -name __init__.py -not -path './.*' | sort | tr '\n' ' ')"
+want="$(hash_of pyproject.toml)-$EXTRAS-$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-$pkgs"
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating $VENV ($("$PY" --version 2>&1))"
+  "$PY" -m venv "$VENV"
+fi
+if [ "$(cat "$VENV/.bootstrap-stamp" 2>/dev/null || true)" != "$want" ]; then
+  say "pip install -e '.[$EXTRAS]' into .venv"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[$EXTRAS]"
+  echo "$want" > "$VENV/.bootstrap-stamp"
+else
+  say ".venv up to date (pyproject.toml, extras and packages unchanged)"
+fi
+
+# ---------------------------------------------------------------- 2. JDK 17
+ORACLE_MARK="$CACHE/paimon-oracle.unavailable"
+java_ok=1
+if ! command -v javac >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "no javac: apt-get install openjdk-17-jdk-headless"
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null; }; then
+      java_ok=0
+      echo "apt-get install openjdk-17-jdk-headless failed on $(hostname)" > "$ORACLE_MARK"
+    fi
+  else
+    java_ok=0
+    echo "no javac/java, and not root (or no apt-get) to install openjdk-17-jdk-headless" > "$ORACLE_MARK"
+  fi
+  [ "$java_ok" = 1 ] || warn "$(cat "$ORACLE_MARK"); interop tests against the Java oracle will skip"
+else
+  say "JDK: $(javac -version 2>&1)"
+fi
+
+# ---------------------------------------------------------------- 3. Java Paimon oracle
+ORACLE_SRC="$SHARED_DIR/paimon-oracle"
+JAR_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/lakehouse/paimon-oracle-lib"   # survives fresh clones on one machine
+oracle_jars_ok() {   # dir with lib/SHA256SUMS -> all three jars present and matching
+  (cd "$1" && [ -f SHA256SUMS ] && sha256sum -c --quiet SHA256SUMS >/dev/null 2>&1)
+}
+if [ -n "${PAIMON_ORACLE_HOME:-}" ]; then
+  if [ -f "$PAIMON_ORACLE_HOME/build/paimon-oracle.jar" ]; then
+    say "oracle: using PAIMON_ORACLE_HOME=$PAIMON_ORACLE_HOME (not built here)"
+  else
+    warn "PAIMON_ORACLE_HOME=$PAIMON_ORACLE_HOME has no build/paimon-oracle.jar (run its setup.sh)"
+  fi
+elif [ "$java_ok" = 1 ]; then
+  if [ ! -d "$ORACLE_SRC" ]; then
+    warn "no $ORACLE_SRC (set SHARED_DIR); interop tests against the Java oracle will skip"
+    echo "oracle sources not found at $ORACLE_SRC (set SHARED_DIR)" > "$ORACLE_MARK"
+  else
+    ORACLE="$CACHE/paimon-oracle"
+    mkdir -p "$ORACLE"
+    # -p keeps the sources' mtimes, so "jar newer than sources" stays meaningful across re-copies
+    cp -Rp "$ORACLE_SRC/." "$ORACLE/"
+    chmod -R u+w "$ORACLE"
+    jar="$ORACLE/build/paimon-oracle.jar"
+    if [ -f "$jar" ] && [ -z "$(find "$ORACLE/src" "$ORACLE/build.sh" -newer "$jar" -print -quit)" ] \
+       && oracle_jars_ok "$ORACLE/lib"; then
+      say "oracle: $jar up to date"
+    else
+      if ! oracle_jars_ok "$ORACLE/lib"; then
+        # optional shortcuts, checked against lib/SHA256SUMS: the per-user jar cache, a dev machine's /tmp/oracle
+        for d in ${ORACLE_JAR_DIRS-"$JAR_CACHE" /tmp/oracle/lib}; do
+          if ls "$d"/*.jar >/dev/null 2>&1; then
+            cp -p "$d"/*.jar "$ORACLE/lib/"
+            if oracle_jars_ok "$ORACLE/lib"; then say "oracle: jars taken from $d"; break; fi
+          fi
+        done
+      fi
+      say "oracle: running setup.sh (downloads jars from PyPI if missing, compiles, ~1-2 min)"
+      t=$SECONDS
+      # PYTHON=.venv python: setup.sh reuses an installed pyspark's Hadoop jars (with EXTRAS containing spark)
+      if PYTHON="$VENV/bin/python" bash "$ORACLE/setup.sh" > "$CACHE/paimon-oracle-setup.log" 2>&1; then
+        say "oracle: built in $((SECONDS - t)) s ($jar)"
+        rm -f "$ORACLE_MARK"
+        if oracle_jars_ok "$ORACLE/lib" && ! oracle_jars_ok "$JAR_CACHE" 2>/dev/null; then
+          mkdir -p "$JAR_CACHE" && cp -p "$ORACLE"/lib/*.jar "$ORACLE/lib/SHA256SUMS" "$JAR_CACHE/" || true
+        fi
+      else
+        tail -30 "$CACHE/paimon-oracle-setup.log" >&2
+        # a failed build with Java present is a real error: interop tests fail loudly under CI=true
+        rm -f "$ORACLE_MARK"
+        warn "oracle setup.sh failed (log: $CACHE/paimon-oracle-setup.log)"
+      fi
+    fi
+  fi
+fi
+
+# ---------------------------------------------------------------- 4. pypaimon 2.1.0 peer
+PP_MARK="$CACHE/venv-pypaimon.unavailable"
+PP_REQS=("pypaimon==2.1.0" "pyarrow<20" "fsspec<2026" "pandas<3")
+if [ -n "${PYPAIMON_PYTHON:-}" ]; then
+  say "pypaimon: using PYPAIMON_PYTHON=$PYPAIMON_PYTHON"
+else
+  PPV="$CACHE/venv-pypaimon"
+  pp_want="$(printf '%s\n' "${PP_REQS[@]}" | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$PPV/.bootstrap-stamp" 2>/dev/null || true)" = "$pp_want" ] && [ -x "$PPV/bin/python" ]; then
+    say "pypaimon: $PPV up to date"
+  else
+    say "pypaimon: creating $PPV (${PP_REQS[*]})"
+    t=$SECONDS
+    [ -x "$PPV/bin/python" ] || "$PY" -m venv "$PPV"
+    if "$PPV/bin/python" -m pip install -q --disable-pip-version-check "${PP_REQS[@]}" \
+       && "$PPV/bin/python" -c 'import pypaimon.catalog.catalog_factory'; then
+      echo "$pp_want" > "$PPV/.bootstrap-stamp"
+      rm -f "$PP_MARK"
+      say "pypaimon: ready in $((SECONDS - t)) s"
+    else
+      echo "pip install ${PP_REQS[*]} failed" > "$PP_MARK"
+      warn "pypaimon venv could not be built; pypaimon interop tests will skip"
+    fi
+  fi
+fi
+
+say "done in $((SECONDS - T0)) s"

@@ -1,0 +1,181 @@
+"""FileSystemCatalog: databases are `<warehouse>/<db>.db`, tables are directories below them.
+
+Mirrors org.apache.paimon.catalog.FileSystemCatalog over our FileIO (pyarrow.fs), so a warehouse can
+be a local path or any URI pyarrow.fs understands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from table_format.errors import (
+    DatabaseNotFoundError,
+    SchemaError,
+    TableAlreadyExistsError,
+    TableFormatError,
+    TableNotFoundError,
+)
+from table_format.io.file_io import FileIO
+from table_format.io.paths import SCHEMA_DIR, TablePaths
+from table_format.options import CoreOptions
+from table_format.schema import build_schema
+from table_format.store.file_store import FileStore
+from table_format.store.schema_manager import SchemaManager
+from table_format.table import Table
+from table_format.types import DataField
+
+DB_SUFFIX = ".db"
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
+
+
+def _check_name(name: str, what: str) -> None:
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise SchemaError(
+            f"invalid {what} name {name!r}: use letters, digits, '_' and '-' (not starting with '-')"
+        )
+
+
+def split_identifier(identifier: str) -> tuple[str, str]:
+    if not isinstance(identifier, str) or identifier.count(".") != 1:
+        raise SchemaError(f"invalid table identifier {identifier!r}: expected 'database.table'")
+    db, name = identifier.split(".")
+    _check_name(db, "database")
+    _check_name(name, "table")
+    return db, name
+
+
+class FileSystemCatalog:
+    """A warehouse of Paimon tables on a filesystem."""
+
+    def __init__(self, warehouse: str) -> None:
+        self.warehouse_uri = str(warehouse)
+        self.file_io, self.warehouse = FileIO.for_uri(self.warehouse_uri)
+
+    def __repr__(self) -> str:
+        return f"FileSystemCatalog({self.warehouse_uri!r})"
+
+    def _db_path(self, database: str) -> str:
+        return f"{self.warehouse.rstrip('/')}/{database}{DB_SUFFIX}"
+
+    def _table_path(self, database: str, table: str) -> str:
+        return f"{self._db_path(database)}/{table}"
+
+    # ---- databases -----------------------------------------------------------------------
+    def create_database(self, name: str, *, exist_ok: bool = False) -> None:
+        _check_name(name, "database")
+        path = self._db_path(name)
+        if self.file_io.exists(path):
+            if exist_ok:
+                return
+            raise TableAlreadyExistsError(f"database {name!r} already exists")
+        self.file_io.mkdirs(path)
+
+    def list_databases(self) -> list[str]:
+        return sorted(
+            st.name[: -len(DB_SUFFIX)]
+            for st in self.file_io.list_dir(self.warehouse)
+            if st.is_dir and st.name.endswith(DB_SUFFIX)
+        )
+
+    def database_exists(self, name: str) -> bool:
+        return self.file_io.is_dir(self._db_path(name))
+
+    def drop_database(self, name: str, *, cascade: bool = False) -> None:
+        _check_name(name, "database")
+        if not self.database_exists(name):
+            raise DatabaseNotFoundError(f"database {name!r} does not exist")
+        if self.list_tables(name) and not cascade:
+            raise TableFormatError(f"database {name!r} is not empty; pass cascade=True to drop its tables")
+        self.file_io.delete_dir(self._db_path(name))
+
+    # ---- tables --------------------------------------------------------------------------
+    def list_tables(self, database: str) -> list[str]:
+        _check_name(database, "database")
+        if not self.database_exists(database):
+            raise DatabaseNotFoundError(f"database {database!r} does not exist")
+        out = []
+        for st in self.file_io.list_dir(self._db_path(database)):
+            if st.is_dir and SchemaManager(self.file_io, TablePaths(st.path)).list_ids():
+                out.append(st.name)
+        return sorted(out)
+
+    def table_exists(self, identifier: str) -> bool:
+        db, name = split_identifier(identifier)
+        return bool(SchemaManager(self.file_io, TablePaths(self._table_path(db, name))).list_ids())
+
+    def create_table(
+        self,
+        identifier: str,
+        schema: pa.Schema | Sequence[DataField],
+        *,
+        primary_keys: Sequence[str] = (),
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, Any] | None = None,
+        comment: str | None = None,
+        exist_ok: bool = False,
+    ) -> Table:
+        db, name = split_identifier(identifier)
+        if not self.database_exists(db):
+            raise DatabaseNotFoundError(f"database {db!r} of table {identifier!r} does not exist; create_database first")
+        if self.table_exists(identifier):
+            if exist_ok:
+                return self.load_table(identifier)
+            raise TableAlreadyExistsError(f"table {identifier!r} already exists")
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        table_schema = build_schema(
+            schema, partition_keys=partition_keys, primary_keys=primary_keys, options=opts, comment=comment,
+            table=identifier,
+        )
+        _validate_options(table_schema.options, table_schema, identifier)
+        paths = TablePaths(self._table_path(db, name))
+        self.file_io.mkdirs(f"{paths.root}/{SCHEMA_DIR}")
+        SchemaManager(self.file_io, paths).create(table_schema, table=identifier)
+        return self.load_table(identifier)
+
+    def load_table(self, identifier: str) -> Table:
+        db, name = split_identifier(identifier)
+        return load_table_at(self.file_io, self._table_path(db, name), identifier=identifier)
+
+    def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
+        db, name = split_identifier(identifier)
+        if not self.table_exists(identifier):
+            if missing_ok:
+                return
+            raise TableNotFoundError(f"table {identifier!r} does not exist")
+        self.file_io.delete_dir(self._table_path(db, name))
+
+
+def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) -> None:
+    try:
+        parsed = CoreOptions.parse(options, has_primary_key=bool(schema.primary_keys))
+    except TableFormatError as e:
+        raise type(e)(f"table {identifier!r}: {e}") from None
+    if parsed.bucket > 0 and not schema.primary_keys and not schema.bucket_keys:
+        raise SchemaError(
+            f"table {identifier!r}: an append table with option 'bucket' = {parsed.bucket} needs option 'bucket-key'"
+        )
+    if parsed.bucket > 0 and schema.primary_keys and not schema.trimmed_primary_keys and not options.get("bucket-key"):
+        raise SchemaError(f"table {identifier!r}: the primary key must contain a column that is not a partition key")
+    for col in parsed.sequence_fields:
+        if col not in schema.field_names:
+            raise SchemaError(f"table {identifier!r}: option 'sequence.field' names unknown column {col!r}")
+
+
+def load_table_at(file_io: FileIO, path: str, *, identifier: str | None = None) -> Table:
+    """Open the table stored at `path` (any Paimon table: ours, Java's or pypaimon's)."""
+    paths = TablePaths(path.rstrip("/"))
+    ident = identifier or path.rstrip("/").rsplit("/", 1)[-1]
+    schema = SchemaManager(file_io, paths).latest()
+    if schema is None:
+        raise TableNotFoundError(f"table {ident!r} does not exist (no schema under {paths.schema_dir})")
+    return Table(FileStore(identifier=ident, file_io=file_io, paths=paths, schema=schema))
+
+
+def open_table(path: str) -> Table:
+    """Open a table by its path or URI, without a catalog (the Spark data source uses this)."""
+    file_io, inner = FileIO.for_uri(path)
+    return load_table_at(file_io, inner)

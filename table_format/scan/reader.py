@@ -1,0 +1,135 @@
+"""Reads a DataSplit as Arrow: a raw path when no key repeats, a vectorized merge-on-read otherwise.
+
+Mirrors KeyValueFileStoreRead / MergeFileSplitRead (sort-merge of sorted runs with the merge
+function) and RawFileSplitRead. The merge is columnar: concatenate the key, sequence and kind
+columns of every file of the split, sort once by key then sequence (polars), pick the winning row
+of each key, and take the value columns by index. Files written under an older schema are mapped
+to the current one by field id (SchemaEvolutionUtil); both PK file layouts (with and without
+`_KEY_` columns) read the same because keys come from the value columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_format.data.arrow_schema import to_arrow_field
+from table_format.data.file_format import read_file
+from table_format.errors import SchemaError, UnsupportedFeatureError
+from table_format.meta.manifest import DataFileMeta
+from table_format.options import MergeEngine
+from table_format.predicate import Predicate
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from table_format.scan.split import DataSplit
+from table_format.store.file_store import FileStore
+
+def _cast_column(col: pa.ChunkedArray | pa.Array, field: pa.Field) -> pa.ChunkedArray | pa.Array:
+    if col.type == field.type:
+        return col
+    safe = not pa.types.is_timestamp(field.type) and not pa.types.is_time(field.type)
+    return pc.cast(col, field.type, safe=safe)
+
+
+class SplitReader:
+    """Reads splits of one table with a fixed projection."""
+
+    def __init__(self, store: FileStore, *, columns: Sequence[str] | None = None,
+                 predicate: Predicate | None = None) -> None:
+        self.store = store
+        schema = store.schema
+        if columns is not None:
+            unknown = [c for c in columns if c not in schema.field_names]
+            if unknown:
+                raise SchemaError(
+                    f"table {store.identifier!r}: unknown columns {unknown} (columns: {schema.field_names})"
+                )
+        self.columns = list(columns) if columns is not None else schema.field_names
+        self.predicate = predicate
+        needed = list(self.columns)
+        if predicate is not None:
+            needed += [c for c in predicate.fields() if c not in needed]
+        self.key_names = [f.name for f in store.key_fields]
+        self.sequence_fields = list(store.options.sequence_fields) if store.has_primary_key else []
+        self.read_columns = needed
+        self.merge_columns = needed + [c for c in self.key_names + self.sequence_fields if c not in needed]
+        self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
+
+    # ---- file level ----------------------------------------------------------------------
+    def _read_data_file(self, split: DataSplit, f: DataFileMeta, names: Sequence[str], *,
+                        system: Sequence[str] = ()) -> pa.Table:
+        """Columns `names` (current schema) + system columns of one file, evolved to the current schema."""
+        store = self.store
+        current = store.schema
+        file_schema = store.schema_by_id(f.schema_id)
+        by_id = {fld.id: fld for fld in file_schema.fields}
+        file_names = []
+        for n in names:
+            old = by_id.get(current.field(n).id)
+            file_names.append(old.name if old is not None else None)
+        path = store.data_file_path(split.partition, split.bucket, f.file_name, f.external_path)
+        raw = read_file(store.file_io, path, columns=[c for c in file_names if c] + list(system))
+        arrays = []
+        fields = []
+        for n, fn in zip(names, file_names, strict=True):
+            field = to_arrow_field(current.field(n))
+            if fn is not None and fn in raw.column_names:
+                arrays.append(_cast_column(raw.column(fn), field))
+            else:
+                arrays.append(pa.nulls(raw.num_rows, field.type))
+            fields.append(field)
+        for s in system:
+            arrays.append(raw.column(s))
+            fields.append(raw.schema.field(s))
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    # ---- split level ---------------------------------------------------------------------
+    def read(self, split: DataSplit) -> pa.Table:
+        store = self.store
+        if not store.has_primary_key or split.raw_convertible:
+            tables = [self._read_data_file(split, f, self.read_columns) for f in split.files]
+            result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        else:
+            result = self._merge(split)
+        if self.predicate is not None:
+            result = result.filter(self.predicate.to_arrow_expression())
+        return self._project(result)
+
+    def _project(self, table: pa.Table) -> pa.Table:
+        return pa.Table.from_arrays([table.column(c) for c in self.columns], schema=self.output_schema)
+
+    def _merge(self, split: DataSplit) -> pa.Table:
+        tables = [
+            self._read_data_file(split, f, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
+            for f in split.files
+        ]
+        data = pa.concat_tables(tables, promote_options="none") if len(tables) > 1 else tables[0]
+        data = data.combine_chunks()
+        keep = self._winners(data)
+        return data.take(pa.array(keep))
+
+    def _winners(self, data: pa.Table) -> np.ndarray:
+        """Row indices of the merged result (one per surviving key), in key order."""
+        engine = self.store.options.merge_engine
+        order_cols = self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
+        frame = pl.from_arrow(data.select(order_cols + [VALUE_KIND])).with_row_index("__i")
+        frame = frame.sort(order_cols)
+        retract = pl.col(VALUE_KIND).is_in([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)])
+        if engine == MergeEngine.FIRST_ROW:
+            # first-row keeps the earliest insert of a key; retractions do not remove it
+            frame = frame.filter(~retract)
+            frame = frame.filter(pl.struct(self.key_names).is_first_distinct())
+        else:
+            if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATION) and frame.select(
+                pl.struct(self.key_names).is_duplicated().any()
+            ).item():
+                raise UnsupportedFeatureError(
+                    f"table {self.store.identifier!r}: merging several records of one key with merge-engine "
+                    f"{engine.value!r} is not supported yet; compact the table with Java Paimon first"
+                )
+            frame = frame.filter(pl.struct(self.key_names).is_last_distinct())
+            frame = frame.filter(~retract)
+        return frame["__i"].to_numpy()

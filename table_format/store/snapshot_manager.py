@@ -1,0 +1,88 @@
+"""Finds, reads and publishes snapshots, and keeps the LATEST/EARLIEST hints.
+
+Mirrors org.apache.paimon.utils.SnapshotManager and HintFileUtils: hints are trusted only when they
+agree with the directory (LATEST only if snapshot-(LATEST+1) is absent, EARLIEST only if it exists);
+publication is create-if-absent, so a snapshot is never overwritten.
+"""
+
+from __future__ import annotations
+
+from table_format.errors import CorruptMetadataError, SnapshotNotFoundError
+from table_format.io.file_io import FileIO
+from table_format.io.paths import EARLIEST, LATEST, SNAPSHOT_PREFIX, TablePaths
+from table_format.meta.snapshot import Snapshot
+
+
+class SnapshotManager:
+    def __init__(self, file_io: FileIO, paths: TablePaths) -> None:
+        self.file_io = file_io
+        self.paths = paths
+
+    def list_ids(self) -> list[int]:
+        ids = []
+        for st in self.file_io.list_dir(self.paths.snapshot_dir):
+            name = st.name
+            if name.startswith(SNAPSHOT_PREFIX) and name[len(SNAPSHOT_PREFIX):].isdigit():
+                ids.append(int(name[len(SNAPSHOT_PREFIX):]))
+        return sorted(ids)
+
+    def exists(self, snapshot_id: int) -> bool:
+        return self.file_io.exists(self.paths.snapshot(snapshot_id))
+
+    def _hint(self, name: str) -> int | None:
+        try:
+            text = self.file_io.read_bytes(f"{self.paths.snapshot_dir}/{name}").decode().strip()
+        except (FileNotFoundError, OSError, UnicodeDecodeError):
+            return None
+        return int(text) if text.isdigit() else None
+
+    def latest_id(self) -> int | None:
+        hint = self._hint(LATEST)
+        if hint is not None and self.exists(hint) and not self.exists(hint + 1):
+            return hint
+        ids = self.list_ids()
+        return ids[-1] if ids else None
+
+    def earliest_id(self) -> int | None:
+        hint = self._hint(EARLIEST)
+        if hint is not None and self.exists(hint) and not self.exists(hint - 1):
+            return hint
+        ids = self.list_ids()
+        return ids[0] if ids else None
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        path = self.paths.snapshot(snapshot_id)
+        try:
+            data = self.file_io.read_bytes(path)
+        except FileNotFoundError:
+            raise SnapshotNotFoundError(f"snapshot {snapshot_id} does not exist ({path})") from None
+        snap = Snapshot.from_json(data, source=path)
+        if snap.id != snapshot_id:
+            raise CorruptMetadataError(f"{path}: holds snapshot id {snap.id}, expected {snapshot_id}")
+        return snap
+
+    def latest(self) -> Snapshot | None:
+        sid = self.latest_id()
+        return self.snapshot(sid) if sid is not None else None
+
+    def snapshots(self) -> list[Snapshot]:
+        return [self.snapshot(i) for i in self.list_ids()]
+
+    def try_publish(self, snapshot: Snapshot) -> bool:
+        """Atomically create snapshot-<id>; False if it exists (a concurrent commit won the id)."""
+        ok = self.file_io.try_create(self.paths.snapshot(snapshot.id), snapshot.to_json().encode())
+        if ok:
+            self.commit_latest_hint(snapshot.id)
+        return ok
+
+    def commit_latest_hint(self, snapshot_id: int) -> None:
+        try:
+            self.file_io.overwrite_hint(f"{self.paths.snapshot_dir}/{LATEST}", str(snapshot_id).encode())
+        except OSError:
+            pass  # hints are advisory; readers verify them
+
+    def commit_earliest_hint(self, snapshot_id: int) -> None:
+        try:
+            self.file_io.overwrite_hint(f"{self.paths.snapshot_dir}/{EARLIEST}", str(snapshot_id).encode())
+        except OSError:
+            pass

@@ -1,0 +1,193 @@
+"""Table: the facade users hold: metadata, scans, two-phase writes and commits.
+
+Mirrors org.apache.paimon.table.FileStoreTable (its read/write builders folded into keyword options).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from table_format.data.arrow_schema import to_arrow_schema
+from table_format.errors import SchemaError, SnapshotNotFoundError
+from table_format.meta.snapshot import Snapshot, tag_from_json
+from table_format.predicate import Predicate, parse_filter
+from table_format.scan.planner import plan_splits
+from table_format.scan.reader import SplitReader
+from table_format.scan.split import DataSplit
+from table_format.store.file_store import FileStore
+from table_format.system_tables import system_table
+from table_format.write.commit import FileStoreCommit, Overwrite
+from table_format.write.commit_message import CommitMessage
+from table_format.write.table_write import TableWrite
+
+
+class TableScan:
+    """An immutable read of one snapshot: plan() for distributed readers, to_arrow() for local ones."""
+
+    def __init__(self, table: Table, *, predicate: Predicate | None, columns: Sequence[str] | None,
+                 snapshot: Snapshot | None, limit: int | None) -> None:
+        self.table = table
+        self.predicate = predicate
+        self.columns = list(columns) if columns is not None else None
+        self.snapshot = snapshot
+        self.limit = limit
+        self._reader = SplitReader(table.store, columns=self.columns, predicate=predicate)
+
+    def plan(self) -> list[DataSplit]:
+        return plan_splits(self.table.store, self.snapshot, self.predicate)
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        remaining = self.limit
+        splits = self.plan()
+        workers = max(1, min(len(splits), os.cpu_count() or 2))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for table in pool.map(self._reader.read, splits):
+                if remaining is not None:
+                    if remaining <= 0:
+                        break
+                    table = table.slice(0, remaining)
+                    remaining -= table.num_rows
+                yield from table.to_batches()
+
+    def to_arrow(self) -> pa.Table:
+        batches = list(self.to_batches())
+        return pa.Table.from_batches(batches, schema=self._reader.output_schema)
+
+    def to_polars(self) -> pl.DataFrame:
+        result = pl.from_arrow(self.to_arrow())
+        assert isinstance(result, pl.DataFrame)
+        return result
+
+
+class Table:
+    """A Paimon table of a catalog (or opened by path)."""
+
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
+
+    # ---- metadata ------------------------------------------------------------------------
+    @property
+    def identifier(self) -> str:
+        return self.store.identifier
+
+    @property
+    def path(self) -> str:
+        return self.store.paths.root
+
+    @property
+    def schema(self) -> Any:
+        return self.store.schema
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.store.schema.primary_keys)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.store.schema.partition_keys)
+
+    @property
+    def options(self) -> dict[str, str]:
+        return dict(self.store.schema.options)
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        return to_arrow_schema(self.store.schema.fields)
+
+    def snapshots(self) -> list[Snapshot]:
+        return self.store.snapshots.snapshots()
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.store.snapshots.latest()
+
+    def __repr__(self) -> str:
+        return f"Table({self.identifier!r}, path={self.path!r})"
+
+    # ---- reading -------------------------------------------------------------------------
+    def scan(self, *, filter: Any = None, columns: Sequence[str] | None = None, snapshot_id: int | None = None,
+             tag: str | None = None, limit: int | None = None) -> TableScan:
+        if snapshot_id is not None and tag is not None:
+            raise SchemaError(f"table {self.identifier!r}: pass snapshot_id or tag, not both")
+        if limit is not None and limit < 0:
+            raise SchemaError(f"table {self.identifier!r}: limit must be >= 0, got {limit}")
+        predicate = parse_filter(filter, self.store.schema, table=self.identifier)
+        if tag is not None:
+            snapshot = self._tag_snapshot(tag)
+        elif snapshot_id is not None:
+            snapshot = self.store.snapshots.snapshot(snapshot_id)
+        else:
+            snapshot = self.store.snapshots.latest()
+        return TableScan(self, predicate=predicate, columns=columns, snapshot=snapshot, limit=limit)
+
+    def _tag_snapshot(self, tag: str) -> Snapshot:
+        path = self.store.paths.tag(tag)
+        try:
+            data = self.store.file_io.read_bytes(path)
+        except FileNotFoundError:
+            raise SnapshotNotFoundError(f"table {self.identifier!r}: tag {tag!r} does not exist") from None
+        return tag_from_json(data, source=path).snapshot
+
+    # ---- writing -------------------------------------------------------------------------
+    def new_write(self, *, overwrite: bool = False) -> TableWrite:
+        return TableWrite(self.store, ignore_previous_files=overwrite)
+
+    def commit(self, messages: Sequence[CommitMessage], *, overwrite: bool = False,
+               overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+               commit_user: str | None = None) -> int | None:
+        """One atomic snapshot from the messages of any number of writers."""
+        over = None
+        if overwrite or overwrite_partitions is not None:
+            over = Overwrite(None if overwrite_partitions is None else self.partition_filter(overwrite_partitions))
+        return FileStoreCommit(self.store, commit_user=commit_user).commit(list(messages), overwrite=over)
+
+    def partition_filter(self, specs: Sequence[Mapping[str, Any]]) -> Any:
+        """A predicate on partition BinaryRows accepting any of the given (partial) partition specs."""
+        store = self.store
+        keys = list(store.schema.partition_keys)
+        if not keys:
+            raise SchemaError(f"table {self.identifier!r} is not partitioned; overwrite_partitions must be None")
+        wanted: list[dict[str, Any]] = []
+        for spec in specs:
+            unknown = [k for k in spec if k not in keys]
+            if unknown:
+                raise SchemaError(
+                    f"table {self.identifier!r}: overwrite partition spec {dict(spec)} names non-partition "
+                    f"columns {unknown} (partition keys: {keys})"
+                )
+            converted = {}
+            for k, v in spec.items():
+                arrow_type = self.arrow_schema.field(k).type
+                try:
+                    converted[k] = pa.array([v]).cast(arrow_type).to_pylist()[0] if v is not None else None
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    raise SchemaError(
+                        f"table {self.identifier!r}: partition value {v!r} does not fit column {k!r} ({arrow_type})"
+                    ) from None
+            wanted.append(converted)
+        cache: dict[bytes, bool] = {}
+
+        def accept(partition: bytes) -> bool:
+            hit = cache.get(partition)
+            if hit is None:
+                values = dict(zip(keys, store.decode_partition(partition), strict=True))
+                hit = any(all(values[k] == v for k, v in w.items()) for w in wanted)
+                cache[partition] = hit
+            return hit
+
+        return accept
+
+    # ---- system tables -------------------------------------------------------------------
+    def system_table(self, name: str) -> pa.Table:
+        return system_table(self.store, name)
+
+
+def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read one planned split (what an executor calls)."""
+    return SplitReader(table.store, columns=columns).read(split)

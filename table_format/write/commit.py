@@ -1,0 +1,192 @@
+"""FileStoreCommit: turns CommitMessages into manifests, a manifest list pair and one snapshot, atomically.
+
+Mirrors org.apache.paimon.operation.FileStoreCommitImpl: the new snapshot is published with
+create-if-absent; when another committer took the id, everything is rebuilt on top of the new
+latest snapshot and retried with exponential backoff. Conflicts (a file to delete is gone, bucket
+counts changed under us) raise CommitConflictError. Manifests of a failed attempt are deleted, so
+a failure leaves no visible trace.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from table_format.errors import CommitConflictError, CommitFailedError, CorruptMetadataError
+from table_format.meta.manifest import FileKind, ManifestEntry, ManifestFileMeta, merge_entries
+from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
+from table_format.options import BucketMode
+from table_format.store.file_store import FileStore
+from table_format.write.commit_message import CommitMessage
+
+PartitionFilter = Callable[[bytes], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Replace the live files of the partitions accepted by `partitions` (None = whole table)."""
+
+    partitions: PartitionFilter | None = None
+
+
+def _entries(messages: Sequence[CommitMessage]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+    """(append entries, compact entries) in Java's order: DELETE before ADD for compaction."""
+    append: list[ManifestEntry] = []
+    compact: list[ManifestEntry] = []
+    for m in messages:
+        append.extend(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files)
+        compact.extend(
+            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_before
+        )
+        compact.extend(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after)
+    return append, compact
+
+
+class FileStoreCommit:
+    def __init__(self, store: FileStore, *, commit_user: str | None = None) -> None:
+        self.store = store
+        self.commit_user = commit_user or str(uuid.uuid4())
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        overwrite: Overwrite | None = None,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> int | None:
+        """Commit; returns the new snapshot id (the last one when two are written), None if nothing to do."""
+        append, compact = _entries(messages)
+        last: int | None = None
+        if overwrite is not None:
+            last = self._commit_with_retry(append, CommitKind.OVERWRITE, overwrite=overwrite,
+                                           identifier=commit_identifier)
+        elif append:
+            kind = CommitKind.OVERWRITE if any(e.kind == FileKind.DELETE for e in append) else CommitKind.APPEND
+            last = self._commit_with_retry(append, kind, identifier=commit_identifier)
+        if compact:
+            last = self._commit_with_retry(compact, CommitKind.COMPACT, identifier=commit_identifier)
+        return last
+
+    # ---- the retry loop ------------------------------------------------------------------
+    def _commit_with_retry(
+        self,
+        entries: list[ManifestEntry],
+        kind: CommitKind,
+        *,
+        identifier: int,
+        overwrite: Overwrite | None = None,
+    ) -> int | None:
+        opts = self.store.options
+        wait = opts.commit_min_retry_wait.total_seconds()
+        max_wait = opts.commit_max_retry_wait.total_seconds()
+        for attempt in range(opts.commit_max_retries + 1):
+            latest = self.store.snapshots.latest()
+            delta = list(entries)
+            if overwrite is not None:
+                delta = self._overwrite_deletes(latest, overwrite) + delta
+                if not delta:
+                    return None
+            self._check_conflicts(latest, delta, kind)
+            result = self._try_commit_once(latest, delta, kind, identifier)
+            if result is not None:
+                return result
+            if attempt < opts.commit_max_retries:
+                time.sleep(min(max_wait, wait * (2**attempt)) * (1 + random.random() * 0.2))
+        raise CommitFailedError(
+            f"table {self.store.identifier!r}: commit gave up after {opts.commit_max_retries} retries "
+            "(other writers kept taking the next snapshot id); nothing was committed"
+        )
+
+    def _overwrite_deletes(self, latest: Snapshot | None, overwrite: Overwrite) -> list[ManifestEntry]:
+        accept = overwrite.partitions
+        live = self.store.manifests.live_files(
+            latest, entry_filter=None if accept is None else (lambda e: accept(e.partition))
+        )
+        return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live]
+
+    def _check_conflicts(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: CommitKind) -> None:
+        """File-deletion and total-bucket conflicts (ConflictDetection), only where deletes or buckets matter."""
+        store = self.store
+        deletes = [e for e in delta if e.kind == FileKind.DELETE]
+        check_buckets = store.bucket_mode == BucketMode.FIXED and kind != CommitKind.OVERWRITE
+        if not deletes and not check_buckets:
+            return
+        partitions = {e.partition for e in delta}
+        live = store.manifests.live_files(latest, entry_filter=lambda e: e.partition in partitions)
+        if deletes:
+            try:
+                merged = merge_entries([*live, *delta])
+            except CorruptMetadataError as e:  # ADD of a file that is already live
+                raise CommitConflictError(f"table {store.identifier!r}: file conflicts detected: {e}") from None
+            missing = [e.file.file_name for e in merged if e.kind == FileKind.DELETE]
+            if missing:
+                raise CommitConflictError(
+                    f"table {store.identifier!r}: file deletion conflicts detected, files {missing[:5]} were "
+                    "already removed by a concurrent commit; give up committing"
+                )
+        if check_buckets:
+            existing = {e.partition: e.total_buckets for e in live if e.total_buckets > 0}
+            for e in delta:
+                if e.kind == FileKind.ADD and e.total_buckets > 0:
+                    prev = existing.get(e.partition)
+                    if prev is not None and prev != e.total_buckets:
+                        values = dict(zip(store.schema.partition_keys, store.decode_partition(e.partition),
+                                          strict=True))
+                        raise CommitConflictError(
+                            f"table {store.identifier!r}: total buckets of partition {values or '(whole table)'} "
+                            f"changed from {prev} to {e.total_buckets} without overwrite"
+                        )
+
+    def _try_commit_once(
+        self, latest: Snapshot | None, delta: list[ManifestEntry], kind: CommitKind, identifier: int
+    ) -> int | None:
+        store = self.store
+        manifests = store.manifests
+        schema_id = store.schemas.list_ids()[-1]
+        written: list[str] = []
+        try:
+            previous: list[ManifestFileMeta] = manifests.data_manifests(latest) if latest else []
+            base, merged_names = manifests.merge(previous, schema_id=schema_id)
+            written.extend(merged_names)
+            delta_metas = manifests.write_manifests(delta, schema_id=schema_id)
+            written.extend(m.file_name for m in delta_metas)
+            base_name, base_size = manifests.write_manifest_list(base)
+            written.append(base_name)
+            delta_name, delta_size = manifests.write_manifest_list(delta_metas)
+            written.append(delta_name)
+            delta_count = sum(e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count for e in delta)
+            new_id = latest.id + 1 if latest else 1
+            snapshot = Snapshot(
+                id=new_id,
+                schema_id=schema_id,
+                base_manifest_list=base_name,
+                base_manifest_list_size=base_size,
+                delta_manifest_list=delta_name,
+                delta_manifest_list_size=delta_size,
+                index_manifest=latest.index_manifest if latest else None,
+                commit_user=self.commit_user,
+                commit_identifier=identifier,
+                commit_kind=kind,
+                time_millis=int(time.time() * 1000),
+                total_record_count=(latest.total_record_count if latest and latest.total_record_count else 0)
+                + delta_count,
+                delta_record_count=delta_count,
+                watermark=latest.watermark if latest else None,
+            )
+            published = store.snapshots.try_publish(snapshot)
+        except BaseException:
+            self._delete_manifests(written)
+            raise
+        if not published:
+            self._delete_manifests(written)
+            return None
+        if new_id == 1:
+            store.snapshots.commit_earliest_hint(1)
+        return new_id
+
+    def _delete_manifests(self, names: list[str]) -> None:
+        for name in names:
+            self.store.file_io.delete_quietly(self.store.paths.manifest(name))

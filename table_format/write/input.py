@@ -1,0 +1,80 @@
+"""Turns user data (pyarrow / polars) into an Arrow table of exactly the table's columns, validated.
+
+Every rejection names the table and the column, and happens before any file is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_format.data.arrow_schema import to_arrow_schema
+from table_format.errors import SchemaError
+from table_format.row.row_kind import ROW_KIND_COLUMN, row_kinds_from_column
+from table_format.schema import TableSchema
+
+
+def to_arrow_table(data: Any, *, table: str) -> pa.Table:
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    to_arrow = getattr(data, "to_arrow", None)  # polars.DataFrame (and other Arrow producers)
+    if callable(to_arrow):
+        result = to_arrow()
+        if isinstance(result, pa.Table):
+            return result
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data)
+    raise SchemaError(
+        f"table {table!r}: cannot write {type(data).__name__}; pass a pyarrow.Table, RecordBatchReader "
+        "or polars.DataFrame"
+    )
+
+
+def conform(data: Any, schema: TableSchema, *, table: str) -> tuple[pa.Table, pa.Array | None]:
+    """(data with the table's columns in schema order and Arrow types, int8 row kinds or None)."""
+    src = to_arrow_table(data, table=table)
+    kinds = None
+    if ROW_KIND_COLUMN in src.column_names:
+        kinds = row_kinds_from_column(src.column(ROW_KIND_COLUMN), table=table)
+        src = src.drop_columns([ROW_KIND_COLUMN])
+    target = to_arrow_schema(schema.fields)
+    names = src.column_names
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise SchemaError(f"table {table!r}: input has duplicate columns {dupes}")
+    missing = [n for n in target.names if n not in names]
+    extra = [n for n in names if n not in target.names]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing columns {missing}")
+        if extra:
+            parts.append(f"unknown columns {extra}")
+        raise SchemaError(f"table {table!r}: input does not match the schema: {'; '.join(parts)} "
+                          f"(table columns: {target.names})")
+    arrays = []
+    for f in target:
+        col = src.column(f.name)
+        if col.type != f.type:
+            col = _cast(col, f, table)
+        if not f.nullable and col.null_count:
+            raise SchemaError(f"table {table!r}: column {f.name!r} is NOT NULL but the input has {col.null_count} null(s)")
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, schema=target), kinds
+
+
+def _cast(col: pa.ChunkedArray, f: pa.Field, table: str) -> pa.ChunkedArray:
+    src_type = col.type
+    if pa.types.is_timestamp(src_type) and pa.types.is_timestamp(f.type) and (src_type.tz is None) != (f.type.tz is None):
+        want = "a time zone (TIMESTAMP WITH LOCAL TIME ZONE)" if f.type.tz else "no time zone (TIMESTAMP)"
+        raise SchemaError(f"table {table!r}: column {f.name!r} needs timestamps with {want}, got {src_type}")
+    try:
+        return pc.cast(col, f.type, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise SchemaError(f"table {table!r}: column {f.name!r} of type {src_type} cannot be stored as {f.type}: {e}") from None

@@ -1,0 +1,240 @@
+"""TableWrite: buffers rows, assigns partitions and buckets, merges per key and writes level-0 files.
+
+Mirrors org.apache.paimon.table.sink.TableWriteImpl with KeyValueFileStoreWrite / AppendOnlyFileStoreWrite.
+All work is columnar: bucket hashing in numpy, one polars sort over partition, bucket, key and
+input order, then zero-copy slices per (partition, bucket). Sequence numbers continue from the
+highest one already committed in each bucket (MergeTreeWriter.newSequenceNumber).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_format.bucket import bucket_of, hash_rows
+from table_format.errors import OptionError, SchemaError, UnsupportedFeatureError
+from table_format.meta.manifest import DataFileMeta
+from table_format.options import BucketMode, MergeEngine
+from table_format.row.binary_row import encode_row
+from table_format.row.row_kind import RowKind
+from table_format.store.file_store import FileStore
+from table_format.write.commit_message import CommitMessage
+from table_format.write.file_writer import DataFileWriter
+from table_format.write.input import conform
+
+_BUCKET_COL = "__bucket"
+_INDEX_COL = "__index"
+WRITE_BUFFER_SIZE = 256 << 20
+
+
+@dataclass
+class _BucketState:
+    next_sequence: int
+    new_files: list[DataFileMeta] = field(default_factory=list)
+
+
+class TableWrite:
+    """Collects data for one commit; `prepare_commit` returns picklable CommitMessages."""
+
+    def __init__(self, store: FileStore, *, ignore_previous_files: bool = False) -> None:
+        self.store = store
+        self.ignore_previous_files = ignore_previous_files
+        self._buffer: list[tuple[pa.Table, pa.Array | None]] = []
+        self._buffer_bytes = 0
+        self._buckets: dict[tuple[bytes, int], _BucketState] = {}
+        self._written_paths: list[str] = []
+        mode = store.bucket_mode
+        if mode == BucketMode.DYNAMIC:
+            raise UnsupportedFeatureError(
+                f"table {store.identifier!r}: writing dynamic-bucket primary-key tables (bucket = -1) is not "
+                "supported yet; set the table option 'bucket' to a positive number of buckets"
+            )
+
+    # ---- public --------------------------------------------------------------------------
+    def write(self, data: Any) -> None:
+        rows, kinds = conform(data, self.store.schema, table=self.store.identifier)
+        if rows.num_rows == 0:
+            return
+        if not self.store.has_primary_key and kinds is not None:
+            bad = pc.not_equal(kinds, pa.scalar(int(RowKind.INSERT), pa.int8()))
+            if pc.any(bad).as_py():
+                raise SchemaError(
+                    f"table {self.store.identifier!r}: an append table (no primary key) accepts only +I rows "
+                    "in column '_row_kind'"
+                )
+            kinds = None
+        self._check_primary_key_nulls(rows)
+        self._buffer.append((rows, kinds))
+        self._buffer_bytes += rows.nbytes
+        if self._buffer_bytes >= WRITE_BUFFER_SIZE:
+            self._flush()
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        self._flush()
+        total = self.store.options.bucket if self.store.bucket_mode == BucketMode.FIXED else -1
+        messages = [
+            CommitMessage(partition=p, bucket=b, total_buckets=total, new_files=tuple(state.new_files))
+            for (p, b), state in sorted(self._buckets.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+            if state.new_files
+        ]
+        for state in self._buckets.values():
+            state.new_files = []
+        return messages
+
+    def abort(self) -> None:
+        """Delete every file this writer wrote (nothing was committed)."""
+        for path in self._written_paths:
+            self.store.file_io.delete_quietly(path)
+        self._written_paths.clear()
+        self._buffer.clear()
+        self._buckets.clear()
+
+    @property
+    def written_paths(self) -> list[str]:
+        return list(self._written_paths)
+
+    # ---- internals -----------------------------------------------------------------------
+    def _check_primary_key_nulls(self, rows: pa.Table) -> None:
+        for k in self.store.schema.primary_keys:
+            if rows.column(k).null_count:
+                raise SchemaError(f"table {self.store.identifier!r}: primary key column {k!r} holds nulls")
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        tables = [t for t, _ in self._buffer]
+        rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        kinds: pa.Array | None = None
+        if self.store.has_primary_key:
+            parts = [k if k is not None else pa.array(np.zeros(t.num_rows, np.int8)) for t, k in self._buffer]
+            kinds = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
+        self._buffer.clear()
+        self._buffer_bytes = 0
+        rows = rows.combine_chunks()
+        self._write_sorted(rows, kinds)
+
+    def _buckets_of(self, rows: pa.Table) -> np.ndarray:
+        store = self.store
+        if store.bucket_mode == BucketMode.FIXED:
+            keys = store.schema.bucket_keys
+            if not keys:
+                raise OptionError(
+                    f"table {store.identifier!r}: option 'bucket' = {store.options.bucket} on a table without "
+                    "primary key needs the option 'bucket-key'"
+                )
+            types = [store.schema.field(k).type for k in keys]
+            hashes = hash_rows([rows.column(k) for k in keys], types)
+            return bucket_of(hashes, store.options.bucket).astype(np.int32)
+        return np.zeros(rows.num_rows, dtype=np.int32)
+
+    def _write_sorted(self, rows: pa.Table, kinds: pa.Array | None) -> None:
+        store = self.store
+        n = rows.num_rows
+        buckets = self._buckets_of(rows)
+        part_cols = list(store.schema.partition_keys)
+        key_cols = [f.name for f in store.key_fields] if store.has_primary_key else []
+        seq_cols = [c for c in store.options.sequence_fields if c not in key_cols] if store.has_primary_key else []
+        for c in seq_cols:
+            if c not in store.schema.field_names:
+                raise OptionError(f"table {store.identifier!r}: option 'sequence.field' names unknown column {c!r}")
+        sort_cols = part_cols + key_cols + seq_cols
+        frame = pl.from_arrow(rows.select(sort_cols)) if sort_cols else pl.DataFrame()
+        frame = frame.with_columns(pl.Series(_BUCKET_COL, buckets), pl.Series(_INDEX_COL, np.arange(n, dtype=np.int64)))
+        group_cols = part_cols + [_BUCKET_COL]
+        needs_sort = bool(key_cols) or bool(part_cols) or store.bucket_mode == BucketMode.FIXED
+        if needs_sort:
+            frame = frame.sort(group_cols + key_cols + seq_cols + [_INDEX_COL])
+        frame = frame.with_columns(pl.struct(group_cols).rle_id().alias("__group"))
+        if key_cols:
+            frame = frame.with_columns(pl.struct(group_cols + key_cols).rle_id().alias("__key"))
+        perm = frame[_INDEX_COL].to_numpy()
+        if needs_sort:
+            rows = rows.take(pa.array(perm))
+            if kinds is not None:
+                kinds = kinds.take(pa.array(perm))
+        group_ids = frame["__group"].to_numpy()
+        bounds = np.flatnonzero(np.diff(group_ids)) + 1
+        starts = np.concatenate([[0], bounds]).astype(np.int64)
+        ends = np.concatenate([bounds, [n]]).astype(np.int64)
+        key_ids = frame["__key"].to_numpy() if key_cols else None
+        bucket_sorted = frame[_BUCKET_COL].to_numpy()
+        partitions = self._partition_rows(rows, part_cols, starts)
+        self._restore([(p, int(bucket_sorted[s])) for p, s in zip(partitions, starts)])
+        for partition, start, end in zip(partitions, starts, ends):
+            bucket = int(bucket_sorted[start])
+            state = self._buckets[(partition, bucket)]
+            count = int(end - start)
+            order = perm[start:end]
+            # sequence numbers follow input order within the bucket
+            ranks = np.empty(count, dtype=np.int64)
+            ranks[np.argsort(order, kind="stable")] = np.arange(count, dtype=np.int64)
+            seqs = state.next_sequence + ranks
+            state.next_sequence += count
+            slice_rows = rows.slice(start, count)
+            slice_kinds = kinds.slice(start, count) if kinds is not None else None
+            if key_ids is not None:
+                keep = self._merge_mask(key_ids[start:end])
+                if keep is not None:
+                    slice_rows = slice_rows.filter(pa.array(keep))
+                    slice_kinds = slice_kinds.filter(pa.array(keep)) if slice_kinds is not None else None
+                    seqs = seqs[keep]
+            writer = DataFileWriter(store, partition, bucket)
+            try:
+                state.new_files.extend(writer.write(slice_rows, sequence_numbers=seqs, kinds=slice_kinds))
+            finally:
+                self._written_paths.extend(writer.written_paths)
+
+    def _merge_mask(self, key_ids: np.ndarray) -> np.ndarray | None:
+        """Rows to keep after merging equal keys in the buffer (sorted by key, then sequence order)."""
+        if len(key_ids) < 2:
+            return None
+        same_as_next = key_ids[:-1] == key_ids[1:]
+        if not same_as_next.any():
+            return None
+        engine = self.store.options.merge_engine
+        if engine == MergeEngine.DEDUPLICATE:
+            return np.concatenate([~same_as_next, [True]])  # keep the last record of each key
+        if engine == MergeEngine.FIRST_ROW:
+            return np.concatenate([[True], ~same_as_next])  # keep the first record of each key
+        raise UnsupportedFeatureError(
+            f"table {self.store.identifier!r}: merging several rows of one key within one write is not supported "
+            f"yet for merge-engine {engine.value!r}; write them in separate commits"
+        )
+
+    def _partition_rows(self, rows: pa.Table, part_cols: Sequence[str], starts: np.ndarray) -> list[bytes]:
+        if not part_cols:
+            return [encode_row([], [])] * len(starts)
+        firsts = rows.select(part_cols).take(pa.array(starts)).to_pylist()
+        types = self.store.partition_types
+        return [encode_row([r[c] for c in part_cols], types) for r in firsts]
+
+    def _restore(self, keys: list[tuple[bytes, int]]) -> None:
+        """Load max sequence numbers (and check bucket counts) for buckets seen the first time."""
+        new = [k for k in keys if k not in self._buckets]
+        if not new:
+            return
+        max_seq: dict[tuple[bytes, int], int] = {}
+        if not self.ignore_previous_files:
+            store = self.store
+            wanted = {p for p, _ in new}
+            snapshot = store.snapshots.latest()
+            entries = store.manifests.live_files(snapshot, entry_filter=lambda e: e.partition in wanted)
+            expected = store.options.bucket if store.bucket_mode == BucketMode.FIXED else -1
+            for e in entries:
+                if e.total_buckets != expected and store.bucket_mode == BucketMode.FIXED:
+                    values = dict(zip(store.schema.partition_keys, store.decode_partition(e.partition), strict=True))
+                    raise OptionError(
+                        f"table {store.identifier!r}: partition {values or '(whole table)'} was written with "
+                        f"{e.total_buckets} buckets but the option 'bucket' is now {expected}; rescale it "
+                        "(maintenance.rescale or an overwrite) before appending"
+                    )
+                k = (e.partition, e.bucket)
+                max_seq[k] = max(max_seq.get(k, -1), e.file.max_sequence_number)
+        for k in new:
+            self._buckets[k] = _BucketState(next_sequence=max_seq.get(k, -1) + 1)

@@ -1,0 +1,49 @@
+"""write_table: one call = one atomic commit (append, full overwrite or partition overwrite)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from table_format.errors import SchemaError
+from table_format.table import Table
+
+
+def write_table(
+    table: Table,
+    data: Any,
+    *,
+    mode: str = "append",
+    overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+) -> int | None:
+    """Write `data` (pyarrow.Table, RecordBatchReader or polars.DataFrame) and commit once.
+
+    mode="append" adds rows (primary-key tables upsert by their merge engine); mode="overwrite"
+    replaces the whole table, or only the partitions in `overwrite_partitions`. Returns the new
+    snapshot id, or None when nothing was written. On any error no snapshot is created and the
+    files written so far are deleted.
+    """
+    if mode not in ("append", "overwrite"):
+        raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
+    if overwrite_partitions is not None and mode != "overwrite":
+        raise SchemaError(f"table {table.identifier!r}: overwrite_partitions needs mode='overwrite'")
+    overwrite = mode == "overwrite"
+    accept = table.partition_filter(overwrite_partitions) if overwrite_partitions is not None else None
+    writer = table.new_write(overwrite=overwrite)
+    try:
+        writer.write(data)
+        messages = writer.prepare_commit()
+        if accept is not None:
+            outside = [m for m in messages if not accept(m.partition)]
+            if outside:
+                values = dict(zip(table.partition_keys, table.store.decode_partition(outside[0].partition), strict=True))
+                raise SchemaError(
+                    f"table {table.identifier!r}: rows of partition {values} are outside overwrite_partitions "
+                    f"{list(overwrite_partitions or [])}"
+                )
+        if not messages and not overwrite:
+            return None
+        return table.commit(messages, overwrite=overwrite and accept is None, overwrite_partitions=overwrite_partitions)
+    except BaseException:
+        writer.abort()
+        raise

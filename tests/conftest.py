@@ -1,0 +1,244 @@
+"""Shared fixtures: a scratch warehouse, the Java Paimon 0.9 oracle, and the pypaimon 2.1.0 peer.
+
+Both interop peers are installed by ``bash scripts/bootstrap.sh`` (``scripts/test.sh`` runs it first):
+
+* ``oracle``: one long-lived JVM of ``$PAIMON_ORACLE_HOME/bin/paimon-oracle batch`` (default
+  ``.cache/paimon-oracle``), driven through its ``tools/oracle_client.py`` ``Oracle`` (``write_spec``,
+  ``read``, ``call``); see ../shared/paimon-oracle/README.md.
+* ``pypaimon``: runs ``tests/interop/pypaimon_driver.py`` in ``$PYPAIMON_PYTHON`` (default
+  ``.cache/venv-pypaimon/bin/python``); data goes both ways as Arrow IPC files.
+
+When a peer is missing, its tests skip with the reason. Under CI (``CI=true``) they fail instead, unless the
+bootstrap recorded that the peer cannot be had on this machine (``.cache/*.unavailable``, e.g. no Java).
+Tests using either fixture get the ``interop`` marker automatically (``-m "not interop"`` deselects them).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / ".cache"
+ORACLE_HOME = Path(os.environ.get("PAIMON_ORACLE_HOME") or CACHE / "paimon-oracle")
+PYPAIMON_PYTHON = Path(os.environ.get("PYPAIMON_PYTHON") or CACHE / "venv-pypaimon" / "bin" / "python")
+PYPAIMON_DRIVER = Path(__file__).resolve().parent / "interop" / "pypaimon_driver.py"
+INTEROP_FIXTURES = ("oracle", "pypaimon")
+HOW_TO_BUILD = "run `bash scripts/bootstrap.sh` (or `bash scripts/test.sh`, which runs it)"
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _unavailable(peer: str, reason: str, marker: Path) -> None:
+    """Skip (locally) or fail (CI) a test that needs a missing interop peer."""
+    if marker.is_file():  # the bootstrap found that the peer cannot be installed on this machine
+        pytest.skip(f"{peer} unavailable on this machine: {marker.read_text().strip()} ({reason})")
+    if _in_ci():
+        pytest.fail(f"{peer} missing under CI=true: {reason}; {HOW_TO_BUILD}", pytrace=False)
+    pytest.skip(f"{peer} missing: {reason}; {HOW_TO_BUILD}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(name in INTEROP_FIXTURES for name in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.interop)
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> str:
+    """A fresh, empty warehouse directory (filesystem catalog root) for one test."""
+    path = tmp_path / "warehouse"
+    path.mkdir()
+    return str(path)
+
+
+# ---------------------------------------------------------------------------------------------- oracle
+
+
+def _java_available() -> bool:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return True
+    return shutil.which("java") is not None
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Real Apache Paimon 0.9 (Java), one JVM for the whole session.
+
+    ``oracle.write_spec(spec) -> dict``, ``oracle.read(warehouse, db, table, *flags) -> list[dict]``,
+    ``oracle.call([verb, ...]) -> str``, ``oracle.home`` (the oracle folder); failures raise ``oracle.Error`` (the client's ``OracleError``)
+    with the JVM's stderr of that command attached as a note.
+    """
+    marker = CACHE / "paimon-oracle.unavailable"
+    jar = ORACLE_HOME / "build" / "paimon-oracle.jar"
+    client = ORACLE_HOME / "tools" / "oracle_client.py"
+    if not _java_available():
+        _unavailable("Java Paimon oracle", "no `java` on PATH (needs a JDK 17)", marker)
+    if not jar.is_file() or not client.is_file():
+        _unavailable("Java Paimon oracle", f"{jar} not built", marker)
+
+    spec = importlib.util.spec_from_file_location("oracle_client", client)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    stderr_path = tmp_path_factory.mktemp("oracle") / "jvm-stderr.log"
+    stderr_file = open(stderr_path, "w+", encoding="utf-8")  # noqa: SIM115 - lives as long as the JVM
+
+    class SessionOracle(module.Oracle):  # type: ignore[name-defined,misc]
+        Error = module.OracleError
+        home = ORACLE_HOME  # samples/, samples/expected/, options-0.9.jsonl
+
+        def call(self, args: list[Any]) -> str:
+            start = stderr_file.tell()
+            try:
+                return super().call(args)
+            except module.OracleError as exc:
+                stderr_file.seek(start)
+                tail = stderr_file.read()[-8000:]
+                stderr_file.seek(0, os.SEEK_END)
+                if tail.strip():
+                    exc.add_note("paimon-oracle stderr:\n" + tail)
+                raise
+
+    instance = SessionOracle(binary=str(ORACLE_HOME / "bin" / "paimon-oracle"), stderr=stderr_file)
+    try:
+        yield instance
+    finally:
+        try:
+            instance.close()
+        except subprocess.TimeoutExpired:
+            instance.proc.kill()
+            instance.proc.wait()
+        stderr_file.close()
+
+
+# -------------------------------------------------------------------------------------------- pypaimon
+
+
+class PypaimonError(RuntimeError):
+    """pypaimon_driver.py failed; the message carries its stderr (a Python traceback)."""
+
+
+class Pypaimon:
+    """pypaimon 2.1.0, run out of process in its own venv (never imported by the project)."""
+
+    def __init__(self, python: Path, scratch: Path) -> None:
+        self.python = python
+        self.scratch = scratch
+
+    def _run(self, request: dict[str, Any], workdir: str) -> dict[str, Any]:
+        req_path = os.path.join(workdir, "request.json")
+        with open(req_path, "w", encoding="utf-8") as f:
+            json.dump(request, f)
+        proc = subprocess.run(
+            [str(self.python), str(PYPAIMON_DRIVER), req_path],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise PypaimonError(
+                f"pypaimon {request['op']} {request['identifier']} failed (rc={proc.returncode}):\n"
+                f"{proc.stderr[-8000:]}"
+            )
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def write(
+        self,
+        warehouse: str,
+        identifier: str,
+        arrow_table: pa.Table,
+        *,
+        primary_keys: Sequence[str] = (),
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        mode: str = "append",
+        overwrite_partition: Mapping[str, Any] | None = None,
+        row_kind_column: str | None = None,
+    ) -> dict[str, Any]:
+        """One batch commit of ``arrow_table`` into ``identifier`` ("db.table"), created when absent.
+
+        Keys and options apply only when the table is created. ``mode="overwrite"`` overwrites the whole table,
+        or only ``overwrite_partition``. ``row_kind_column`` (a string column of ``+I/-U/+U/-D``) becomes the
+        table's ``rowkind.field``. Returns ``{"snapshot_id": N}``.
+        """
+        if mode not in ("append", "overwrite"):
+            raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+        if not isinstance(arrow_table, pa.Table):
+            arrow_table = pa.table(arrow_table)
+        with tempfile.TemporaryDirectory(dir=self.scratch) as workdir:
+            input_path = os.path.join(workdir, "input.arrow")
+            with pa.OSFile(input_path, "wb") as sink, ipc.new_file(sink, arrow_table.schema) as writer:
+                writer.write_table(arrow_table)
+            return self._run(
+                {
+                    "op": "write",
+                    "warehouse": warehouse,
+                    "identifier": identifier,
+                    "input": input_path,
+                    "primary_keys": list(primary_keys),
+                    "partition_keys": list(partition_keys),
+                    "options": dict(options or {}),
+                    "mode": mode,
+                    "overwrite_partition": None if overwrite_partition is None else dict(overwrite_partition),
+                    "row_kind_column": row_kind_column,
+                },
+                workdir,
+            )
+
+    def read(self, warehouse: str, identifier: str, *, snapshot_id: int | None = None) -> pa.Table:
+        """Batch read of the merged table (latest snapshot or ``snapshot_id``), in pypaimon's row order."""
+        with tempfile.TemporaryDirectory(dir=self.scratch) as workdir:
+            output_path = os.path.join(workdir, "output.arrow")
+            self._run(
+                {
+                    "op": "read",
+                    "warehouse": warehouse,
+                    "identifier": identifier,
+                    "output": output_path,
+                    "snapshot_id": snapshot_id,
+                },
+                workdir,
+            )
+            with pa.memory_map(output_path) as source:
+                return ipc.open_file(source).read_all()
+
+
+@pytest.fixture(scope="session")
+def pypaimon(tmp_path_factory: pytest.TempPathFactory) -> Pypaimon:
+    """The pypaimon 2.1.0 peer: ``pypaimon.write(...)`` and ``pypaimon.read(...)`` (see ``Pypaimon``)."""
+    marker = CACHE / "venv-pypaimon.unavailable"
+    if not PYPAIMON_PYTHON.exists():
+        _unavailable("pypaimon 2.1.0", f"no interpreter at {PYPAIMON_PYTHON}", marker)
+    probe = subprocess.run(
+        [
+            str(PYPAIMON_PYTHON),
+            "-c",
+            "import importlib.metadata as m, pypaimon.catalog.catalog_factory; print(m.version('pypaimon'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        _unavailable("pypaimon 2.1.0", f"`import pypaimon` fails in {PYPAIMON_PYTHON}: {probe.stderr[-500:]}", marker)
+    version = probe.stdout.strip()
+    if version != "2.1.0":
+        _unavailable("pypaimon 2.1.0", f"{PYPAIMON_PYTHON} has pypaimon {version}", marker)
+    return Pypaimon(PYPAIMON_PYTHON, tmp_path_factory.mktemp("pypaimon"))
