@@ -64,6 +64,7 @@ def write_file(
             row_group_size=1 << 20,
             write_statistics=True,
             store_schema=False,
+            store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
         )
     elif file_format == "orc":
         codec = _ORC_CODECS.get(compression)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from table_format.bucket import bucket_of, hash_row
-from table_format.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
+from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
+from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 from table_format.meta.snapshot import Snapshot
 from table_format.predicate import Predicate, equality_values
 from table_format.row.binary_row import decode_row
@@ -116,10 +117,11 @@ class ScanPlanner:
             return []
         store = self.store
         live = store.manifests.live_files(snapshot, manifest_filter=self._manifest_ok, entry_filter=self._entry_ok)
-        skip_level0 = store.has_primary_key and store.options.deletion_vectors_enabled
+        dv_mode = store.has_primary_key and store.options.deletion_vectors_enabled
+        deletion_files = self._deletion_files(snapshot)
         grouped: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in live:
-            if skip_level0 and e.file.level == 0:
+            if dv_mode and e.file.level == 0:  # batchScanSkipLevel0
                 continue
             grouped[(e.partition, e.bucket)].append(e)
         splits = []
@@ -128,6 +130,7 @@ class ScanPlanner:
             if not files:
                 continue
             files.sort(key=lambda f: (f.level, f.min_sequence_number, f.file_name))
+            dvs = tuple(deletion_files.get((partition, bucket, f.file_name)) for f in files)
             splits.append(
                 DataSplit(
                     snapshot_id=snapshot.id,
@@ -135,10 +138,26 @@ class ScanPlanner:
                     bucket=bucket,
                     total_buckets=entries[0].total_buckets,
                     files=tuple(files),
-                    raw_convertible=self._raw_convertible(files),
+                    raw_convertible=dv_mode or self._raw_convertible(files),
+                    deletion_files=dvs if any(d is not None for d in dvs) else None,
                 )
             )
         return splits
+
+    def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
+        """Deletion vector location of every data file that has one (index manifest, DELETION_VECTORS)."""
+        out: dict[tuple[bytes, int, str], DeletionFile] = {}
+        if not snapshot.index_manifest:
+            return out
+        store = self.store
+        for e in store.manifests.read_index_manifest(snapshot.index_manifest):
+            meta = e.index_file
+            if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
+                continue
+            path = meta.external_path or store.paths.index_file(meta.file_name)
+            for r in meta.dv_ranges:
+                out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
+        return out
 
     def _raw_convertible(self, files: list[DataFileMeta]) -> bool:
         """True when no key appears twice across the files and no row is a retraction."""

@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_format.data.arrow_schema import to_arrow_field
+from table_format.data.deletion_vector import read_deletion_vector
 from table_format.data.file_format import read_file
 from table_format.errors import SchemaError, UnsupportedFeatureError
-from table_format.meta.manifest import DataFileMeta
 from table_format.options import MergeEngine
 from table_format.predicate import Predicate
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
@@ -59,10 +59,11 @@ class SplitReader:
         self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
 
     # ---- file level ----------------------------------------------------------------------
-    def _read_data_file(self, split: DataSplit, f: DataFileMeta, names: Sequence[str], *,
+    def _read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
                         system: Sequence[str] = ()) -> pa.Table:
         """Columns `names` (current schema) + system columns of one file, evolved to the current schema."""
         store = self.store
+        f = split.files[index]
         current = store.schema
         file_schema = store.schema_by_id(f.schema_id)
         by_id = {fld.id: fld for fld in file_schema.fields}
@@ -72,6 +73,13 @@ class SplitReader:
             file_names.append(old.name if old is not None else None)
         path = store.data_file_path(split.partition, split.bucket, f.file_name, f.external_path)
         raw = read_file(store.file_io, path, columns=[c for c in file_names if c] + list(system))
+        dv = split.deletion_files[index] if split.deletion_files else None
+        if dv is not None:
+            deleted = read_deletion_vector(store.file_io, dv)
+            if len(deleted):
+                keep = np.ones(raw.num_rows, dtype=bool)
+                keep[deleted[deleted < raw.num_rows]] = False
+                raw = raw.filter(pa.array(keep))
         arrays = []
         fields = []
         for n, fn in zip(names, file_names, strict=True):
@@ -90,7 +98,7 @@ class SplitReader:
     def read(self, split: DataSplit) -> pa.Table:
         store = self.store
         if not store.has_primary_key or split.raw_convertible:
-            tables = [self._read_data_file(split, f, self.read_columns) for f in split.files]
+            tables = [self._read_data_file(split, i, self.read_columns) for i in range(len(split.files))]
             result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         else:
             result = self._merge(split)
@@ -103,8 +111,8 @@ class SplitReader:
 
     def _merge(self, split: DataSplit) -> pa.Table:
         tables = [
-            self._read_data_file(split, f, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
-            for f in split.files
+            self._read_data_file(split, i, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
+            for i in range(len(split.files))
         ]
         data = pa.concat_tables(tables, promote_options="none") if len(tables) > 1 else tables[0]
         data = data.combine_chunks()

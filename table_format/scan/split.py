@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from table_format.data.deletion_vector import DeletionFile
 from table_format.meta.manifest import DataFileMeta
 
 
@@ -18,6 +19,7 @@ class DataSplit:
     total_buckets: int
     files: tuple[DataFileMeta, ...]
     raw_convertible: bool
+    deletion_files: tuple[DeletionFile | None, ...] | None = None  # aligned with files
 
     @property
     def row_count(self) -> int:

@@ -1,0 +1,77 @@
+"""Render Arrow rows the way the paimon-oracle prints them, so results compare as JSON lines."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from table_format.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    DecimalType,
+    LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
+    TimestampType,
+    TimeType,
+    VarBinaryType,
+)
+
+
+def _ts(value: dt.datetime, precision: int) -> str:
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    base = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if precision == 0:
+        return base
+    frac = f"{value.microsecond:06d}" + "000"
+    return base + "." + frac[:precision]
+
+
+def render(value: Any, t: DataType) -> Any:
+    if value is None:
+        return None
+    if isinstance(t, DecimalType):
+        return str(Decimal(value).quantize(Decimal(1).scaleb(-t.scale)))
+    if isinstance(t, (VarBinaryType, BinaryType)):
+        return base64.b64encode(value).decode()
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        return _ts(value, t.precision)
+    if isinstance(t, TimeType):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(t, ArrayType):
+        return [render(v, t.element) for v in value]
+    if isinstance(t, (MapType, MultisetType)):
+        kt, vt = (t.key, t.value) if isinstance(t, MapType) else (t.element, None)
+        pairs = [[render(k, kt), render(v, vt) if vt is not None else v] for k, v in value]
+        return sorted(pairs, key=lambda p: json.dumps(p[0]))
+    if isinstance(t, RowType):
+        return {f.name: render(value.get(f.name), f.type) for f in t.fields}
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return value
+
+
+def canonical_lines(rows: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in rows)
+
+
+def ours_as_oracle(table: pa.Table, fields: list[Any]) -> list[str]:
+    """Our rows (Arrow) rendered as the oracle renders them, sorted canonical JSON lines."""
+    types = {f.name: f.type for f in fields}
+    rows = [{k: render(v, types[k]) for k, v in r.items()} for r in table.to_pylist()]
+    return canonical_lines(rows)
+
+
+def oracle_lines(rows: list[dict[str, Any]]) -> list[str]:
+    return canonical_lines(rows)
