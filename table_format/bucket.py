@@ -12,11 +12,10 @@ length differs (long strings, nulls) are hashed group-wise by word count.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import struct
 
 import numpy as np
 import pyarrow as pa
@@ -141,7 +140,7 @@ def _murmur_matrix(words: np.ndarray) -> np.ndarray:
 # per-column BinaryRow pieces
 
 
-WordFn = Callable[[int, np.ndarray], np.ndarray]
+WordFn = Callable[[int, "np.ndarray | slice"], np.ndarray]
 
 
 @dataclass
@@ -176,12 +175,12 @@ def _nulls(arr: pa.Array) -> np.ndarray:
     return np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _ints(arr: pa.Array, to: pa.DataType = pa.int64()) -> np.ndarray:
+def _ints(arr: pa.Array) -> np.ndarray:
     """Values as int64 numpy (nulls as 0)."""
-    if arr.type != to:
-        arr = pc.cast(arr, to)
+    if arr.type != pa.int64():
+        arr = pc.cast(arr, pa.int64())
     if arr.null_count:
-        arr = pc.fill_null(arr, pa.scalar(0, to))
+        arr = pc.fill_null(arr, 0)
     return np.asarray(arr.to_numpy(zero_copy_only=False)).astype(np.int64, copy=False)
 
 

@@ -33,7 +33,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
 
 
 def _check_name(name: str, what: str) -> None:
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise SchemaError(
             f"invalid {what} name {name!r}: use letters, digits, '_' and '-' (not starting with '-')"
         )

@@ -63,11 +63,20 @@ __all__ = [
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 
 # PartitionPathUtils.CHAR_TO_ESCAPE: 0x00-0x1F, 0x7F and  " # % ' * / : = ? \ { } [ ] ^
-_ESCAPED = frozenset([*map(chr, range(0x20)), "\x7f", *'"#%\'*/:=?\\{}[]^'])
+_ESCAPED = frozenset([*map(chr, range(0x20)), "\x7f", *"\"#%'*/:=?\\{}[]^"])
 # Character.isWhitespace (StringUtils.isNullOrWhitespaceOnly); no-break spaces are not whitespace in Java
 _JAVA_WHITESPACE = frozenset(
-    [*map(chr, range(0x09, 0x0E)), *map(chr, range(0x1C, 0x21)), "\u1680", *map(chr, range(0x2000, 0x2007)),
-     *map(chr, range(0x2008, 0x200B)), "\u2028", "\u2029", "\u205f", "\u3000"]
+    [
+        *map(chr, range(0x09, 0x0E)),
+        *map(chr, range(0x1C, 0x21)),
+        "\u1680",
+        *map(chr, range(0x2000, 0x2007)),
+        *map(chr, range(0x2008, 0x200B)),
+        "\u2028",
+        "\u2029",
+        "\u205f",
+        "\u3000",
+    ]
 )
 _UNESCAPE_CODE = re.compile(r"[+-]?[0-9A-Fa-f]+")  # what Integer.parseInt(s, 16) accepts
 

@@ -374,9 +374,7 @@ def decode_row(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
     buf = memoryview(data)[4:]
     hdr = header_size(arity)
     if len(buf) < hdr + 8 * arity:
-        raise CorruptMetadataError(
-            f"BinaryRow of arity {arity} needs at least {hdr + 8 * arity} bytes, got {len(buf)}"
-        )
+        raise CorruptMetadataError(f"BinaryRow of arity {arity} needs at least {hdr + 8 * arity} bytes, got {len(buf)}")
     out: list[Any] = []
     for i, t in enumerate(types):
         if i >= arity or buf[(i + 8) >> 3] & (1 << ((i + 8) & 7)):

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -24,6 +23,7 @@ from table_format.errors import SchemaError, UnsupportedFeatureError
 from table_format.options import MergeEngine
 from table_format.predicate import Predicate
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 
@@ -110,34 +110,40 @@ class SplitReader:
         return pa.Table.from_arrays([table.column(c) for c in self.columns], schema=self.output_schema)
 
     def _merge(self, split: DataSplit) -> pa.Table:
+        # read runs oldest first: when their sequence ranges do not overlap, input order is sequence order
+        order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
         tables = [
-            self._read_data_file(split, i, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
-            for i in range(len(split.files))
+            self._read_data_file(split, i, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND)) for i in order
         ]
-        data = pa.concat_tables(tables, promote_options="none") if len(tables) > 1 else tables[0]
-        data = data.combine_chunks()
-        keep = self._winners(data)
+        data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        files = [split.files[i] for i in order]
+        seq_ordered = not self.sequence_fields and all(
+            a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:])
+        )
+        keep = self._winners(data, seq_ordered=seq_ordered)
         return data.take(pa.array(keep))
 
-    def _winners(self, data: pa.Table) -> np.ndarray:
+    def _winners(self, data: pa.Table, *, seq_ordered: bool) -> np.ndarray:
         """Row indices of the merged result (one per surviving key), in key order."""
         engine = self.store.options.merge_engine
-        order_cols = self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
-        frame = pl.from_arrow(data.select(order_cols + [VALUE_KIND])).with_row_index("__i")
-        frame = frame.sort(order_cols)
-        retract = pl.col(VALUE_KIND).is_in([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)])
+        keys = [sortable(data.column(k)) for k in self.key_names]
+        order_keys = list(keys)
+        if not seq_ordered:
+            order_keys += [sortable(data.column(c)) for c in self.sequence_fields]
+            order_keys.append(data.column(SEQUENCE_NUMBER).to_numpy())
+        perm = stable_sort_indices(order_keys)
+        sorted_keys = [k[perm] for k in keys]
+        kinds = data.column(VALUE_KIND).to_numpy()[perm]
+        retract = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
         if engine == MergeEngine.FIRST_ROW:
             # first-row keeps the earliest insert of a key; retractions do not remove it
-            frame = frame.filter(~retract)
-            frame = frame.filter(pl.struct(self.key_names).is_first_distinct())
-        else:
-            if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATION) and frame.select(
-                pl.struct(self.key_names).is_duplicated().any()
-            ).item():
-                raise UnsupportedFeatureError(
-                    f"table {self.store.identifier!r}: merging several records of one key with merge-engine "
-                    f"{engine.value!r} is not supported yet; compact the table with Java Paimon first"
-                )
-            frame = frame.filter(pl.struct(self.key_names).is_last_distinct())
-            frame = frame.filter(~retract)
-        return frame["__i"].to_numpy()
+            inserts = perm[~retract]
+            first = first_of_runs([k[~retract] for k in sorted_keys])
+            return inserts[first]
+        last = last_of_runs(sorted_keys)
+        if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATION) and not last.all():
+            raise UnsupportedFeatureError(
+                f"table {self.store.identifier!r}: merging several records of one key with merge-engine "
+                f"{engine.value!r} is not supported yet; compact the table with Java Paimon first"
+            )
+        return perm[last & ~retract]

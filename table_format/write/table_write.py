@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,13 +22,12 @@ from table_format.meta.manifest import DataFileMeta
 from table_format.options import BucketMode, MergeEngine
 from table_format.row.binary_row import encode_row
 from table_format.row.row_kind import RowKind
+from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
 from table_format.store.file_store import FileStore
 from table_format.write.commit_message import CommitMessage
 from table_format.write.file_writer import DataFileWriter
 from table_format.write.input import conform
 
-_BUCKET_COL = "__bucket"
-_INDEX_COL = "__index"
 WRITE_BUFFER_SIZE = 256 << 20
 
 
@@ -143,43 +141,39 @@ class TableWrite:
         for c in seq_cols:
             if c not in store.schema.field_names:
                 raise OptionError(f"table {store.identifier!r}: option 'sequence.field' names unknown column {c!r}")
-        sort_cols = part_cols + key_cols + seq_cols
-        frame = pl.from_arrow(rows.select(sort_cols)) if sort_cols else pl.DataFrame()
-        frame = frame.with_columns(pl.Series(_BUCKET_COL, buckets), pl.Series(_INDEX_COL, np.arange(n, dtype=np.int64)))
-        group_cols = part_cols + [_BUCKET_COL]
-        needs_sort = bool(key_cols) or bool(part_cols) or store.bucket_mode == BucketMode.FIXED
-        if needs_sort:
-            frame = frame.sort(group_cols + key_cols + seq_cols + [_INDEX_COL])
-        frame = frame.with_columns(pl.struct(group_cols).rle_id().alias("__group"))
-        if key_cols:
-            frame = frame.with_columns(pl.struct(group_cols + key_cols).rle_id().alias("__key"))
-        perm = frame[_INDEX_COL].to_numpy()
-        if needs_sort:
+        group_code = self._group_codes(rows, part_cols, buckets)
+        key_arrays = [sortable(rows.column(c)) for c in key_cols + seq_cols]
+        perm = stable_sort_indices([group_code, *key_arrays]) if key_arrays or group_code.any() else None
+        if perm is not None:
             rows = rows.take(pa.array(perm))
-            if kinds is not None:
-                kinds = kinds.take(pa.array(perm))
-        group_ids = frame["__group"].to_numpy()
-        bounds = np.flatnonzero(np.diff(group_ids)) + 1
+            kinds = kinds.take(pa.array(perm)) if kinds is not None else None
+            group_code = group_code[perm]
+            key_arrays = [k[perm] for k in key_arrays]
+            buckets = buckets[perm]
+        else:
+            perm = np.arange(n, dtype=np.int64)
+        bounds = np.flatnonzero(group_code[:-1] != group_code[1:]) + 1
         starts = np.concatenate([[0], bounds]).astype(np.int64)
         ends = np.concatenate([bounds, [n]]).astype(np.int64)
-        key_ids = frame["__key"].to_numpy() if key_cols else None
-        bucket_sorted = frame[_BUCKET_COL].to_numpy()
         partitions = self._partition_rows(rows, part_cols, starts)
-        self._restore([(p, int(bucket_sorted[s])) for p, s in zip(partitions, starts)])
+        self._restore([(p, int(buckets[s])) for p, s in zip(partitions, starts)])
         for partition, start, end in zip(partitions, starts, ends):
-            bucket = int(bucket_sorted[start])
+            bucket = int(buckets[start])
             state = self._buckets[(partition, bucket)]
             count = int(end - start)
             order = perm[start:end]
             # sequence numbers follow input order within the bucket
-            ranks = np.empty(count, dtype=np.int64)
-            ranks[np.argsort(order, kind="stable")] = np.arange(count, dtype=np.int64)
+            if count > 1 and np.any(order[1:] < order[:-1]):
+                ranks = np.empty(count, dtype=np.int64)
+                ranks[np.argsort(order, kind="stable")] = np.arange(count, dtype=np.int64)
+            else:
+                ranks = np.arange(count, dtype=np.int64)
             seqs = state.next_sequence + ranks
             state.next_sequence += count
             slice_rows = rows.slice(start, count)
             slice_kinds = kinds.slice(start, count) if kinds is not None else None
-            if key_ids is not None:
-                keep = self._merge_mask(key_ids[start:end])
+            if key_cols:
+                keep = self._merge_mask([k[start:end] for k in key_arrays[: len(key_cols)]])
                 if keep is not None:
                     slice_rows = slice_rows.filter(pa.array(keep))
                     slice_kinds = slice_kinds.filter(pa.array(keep)) if slice_kinds is not None else None
@@ -190,18 +184,32 @@ class TableWrite:
             finally:
                 self._written_paths.extend(writer.written_paths)
 
-    def _merge_mask(self, key_ids: np.ndarray) -> np.ndarray | None:
+    def _group_codes(self, rows: pa.Table, part_cols: list[str], buckets: np.ndarray) -> np.ndarray:
+        """One int64 per row identifying its (partition, bucket), ordered by partition then bucket."""
+        code = buckets.astype(np.int64)
+        if part_cols:
+            part = stable_sort_indices([sortable(rows.column(c)) for c in part_cols])
+            sorted_parts = [sortable(rows.column(c))[part] for c in part_cols]
+            first = np.concatenate([[True], np.zeros(max(0, len(part) - 1), dtype=bool)])
+            for k in sorted_parts:
+                first[1:] |= k[1:] != k[:-1]
+            dense = np.empty(len(part), dtype=np.int64)
+            dense[part] = np.cumsum(first) - 1
+            code = dense * (int(buckets.max(initial=0)) + 1) + code
+        return code
+
+    def _merge_mask(self, keys: list[np.ndarray]) -> np.ndarray | None:
         """Rows to keep after merging equal keys in the buffer (sorted by key, then sequence order)."""
-        if len(key_ids) < 2:
+        if len(keys[0]) < 2:
             return None
-        same_as_next = key_ids[:-1] == key_ids[1:]
-        if not same_as_next.any():
+        last = last_of_runs(keys)
+        if last.all():
             return None
         engine = self.store.options.merge_engine
         if engine == MergeEngine.DEDUPLICATE:
-            return np.concatenate([~same_as_next, [True]])  # keep the last record of each key
+            return last  # keep the last record of each key
         if engine == MergeEngine.FIRST_ROW:
-            return np.concatenate([[True], ~same_as_next])  # keep the first record of each key
+            return first_of_runs(keys)  # keep the first record of each key
         raise UnsupportedFeatureError(
             f"table {self.store.identifier!r}: merging several rows of one key within one write is not supported "
             f"yet for merge-engine {engine.value!r}; write them in separate commits"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import decimal
 import json
 import math
 from decimal import Decimal
@@ -26,7 +27,18 @@ from table_format.types import (
 )
 
 
-def _ts(value: dt.datetime, precision: int) -> str:
+class _Nanos:
+    """A TIMESTAMP(7..9) value: datetime.datetime has no nanoseconds, so keep them beside it."""
+
+    def __init__(self, epoch_nanos: int) -> None:
+        seconds, self.nanos = divmod(epoch_nanos, 1_000_000_000)
+        self.seconds = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds)
+
+
+def _ts(value: dt.datetime | _Nanos, precision: int) -> str:
+    if isinstance(value, _Nanos):
+        base = value.seconds.strftime("%Y-%m-%dT%H:%M:%S")
+        return base + "." + f"{value.nanos:09d}"[:precision] if precision else base
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
     base = value.strftime("%Y-%m-%dT%H:%M:%S")
@@ -40,7 +52,9 @@ def render(value: Any, t: DataType) -> Any:
     if value is None:
         return None
     if isinstance(t, DecimalType):
-        return str(Decimal(value).quantize(Decimal(1).scaleb(-t.scale)))
+        with decimal.localcontext() as ctx:
+            ctx.prec = 80  # DECIMAL(38, s) does not fit the default 28 digits
+            return str(Decimal(value).quantize(Decimal(1).scaleb(-t.scale)))
     if isinstance(t, (VarBinaryType, BinaryType)):
         return base64.b64encode(value).decode()
     if isinstance(t, (TimestampType, LocalZonedTimestampType)):
@@ -69,7 +83,17 @@ def canonical_lines(rows: list[dict[str, Any]]) -> list[str]:
 def ours_as_oracle(table: pa.Table, fields: list[Any]) -> list[str]:
     """Our rows (Arrow) rendered as the oracle renders them, sorted canonical JSON lines."""
     types = {f.name: f.type for f in fields}
-    rows = [{k: render(v, types[k]) for k, v in r.items()} for r in table.to_pylist()]
+    columns = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if pa.types.is_timestamp(column.type) and column.type.unit == "ns":
+            nanos = column.cast(pa.int64()).to_pylist()  # as_py() cannot give nanoseconds without pandas
+            columns[name] = [None if n is None else _Nanos(n) for n in nanos]
+        else:
+            columns[name] = column.to_pylist()
+    rows = [
+        {k: render(columns[k][i], types[k]) for k in table.column_names} for i in range(table.num_rows)
+    ]
     return canonical_lines(rows)
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,9 @@ def test_golden_values_match_java_files_table(entry: dict[str, Any]) -> None:
     """Decoded values rendered with Java toString rules equal Java's `files` system table."""
     part, key, value, names = _types(entry["schema"])
     java = entry["java_files_table_row"]
-    assert "[" + ", ".join(_java_row_string(decode_row(bytes.fromhex(entry["_PARTITION"]), part), part)) + "]" == (
-        java["partition"]
+    assert (
+        "[" + ", ".join(_java_row_string(decode_row(bytes.fromhex(entry["_PARTITION"]), part), part)) + "]"
+        == (java["partition"])
     )
     if key:
         got = decode_row(bytes.fromhex(entry["_MIN_KEY"]), key)
@@ -137,7 +139,7 @@ def test_stats_rows_reserve_nothing_for_null_non_compact_fields() -> None:
 
 
 def test_empty_row() -> None:
-    assert EMPTY_ROW == bytes(12)
+    assert bytes(12) == EMPTY_ROW
     assert encode_row([], []) == EMPTY_ROW
     assert decode_row(EMPTY_ROW, []) == ()
 
@@ -240,8 +242,8 @@ def test_extra_fields_are_ignored() -> None:
         (bytes.fromhex("00000001") + bytes(8) + (16 << 32 | 8).to_bytes(8, "little") + b"\xff" * 8, [VarCharType()]),
         (bytes.fromhex("00000001") + bytes(8) + (16 << 32 | 5).to_bytes(8, "little"), [TimestampType(6)]),
         (bytes.fromhex("00000001") + bytes(8) + (0xFFFFFFFF).to_bytes(8, "little"), [TimestampType(9)]),
-        (bytes.fromhex("00000001") + bytes(8) + (2**62).to_bytes(8, "little"), [DateType()]),
-        (bytes.fromhex("00000001") + bytes(8) + (2**40).to_bytes(8, "little"), [TimeType()]),
+        (bytes.fromhex("00000001") + bytes(8) + (2**31 - 1).to_bytes(8, "little"), [DateType()]),
+        (bytes.fromhex("00000001") + bytes(8) + (2**31 - 1).to_bytes(8, "little"), [TimeType()]),
         (bytes.fromhex("00000001") + bytes(8) + (2**62).to_bytes(8, "little"), [TimestampType(3)]),
         (bytes.fromhex("00000001") + bytes(8) + (16 << 32).to_bytes(8, "little") + bytes(16), [DecimalType(30, 2)]),
     ],
@@ -252,19 +254,34 @@ def test_garbage_raises_corrupt_metadata(raw: bytes, types: list[DataType]) -> N
 
 
 ALL_TYPES: list[DataType] = [
-    BooleanType(), TinyIntType(), SmallIntType(), IntType(), BigIntType(), FloatType(), DoubleType(), DateType(),
-    TimeType(), DecimalType(10, 2), DecimalType(38, 6), VarCharType(), CharType(3), VarBinaryType(), BinaryType(4),
-    TimestampType(3), TimestampType(6), TimestampType(9), LocalZonedTimestampType(3), LocalZonedTimestampType(6),
+    BooleanType(),
+    TinyIntType(),
+    SmallIntType(),
+    IntType(),
+    BigIntType(),
+    FloatType(),
+    DoubleType(),
+    DateType(),
+    TimeType(),
+    DecimalType(10, 2),
+    DecimalType(38, 6),
+    VarCharType(),
+    CharType(3),
+    VarBinaryType(),
+    BinaryType(4),
+    TimestampType(3),
+    TimestampType(6),
+    TimestampType(9),
+    LocalZonedTimestampType(3),
+    LocalZonedTimestampType(6),
 ]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=80), st.lists(st.sampled_from(ALL_TYPES), max_size=6))
 def test_random_bytes_never_raise_anything_but_corrupt_metadata(raw: bytes, types: list[DataType]) -> None:
-    try:
+    with contextlib.suppress(CorruptMetadataError):
         decode_row(raw, types)
-    except CorruptMetadataError:
-        pass
 
 
 def test_strip_arity() -> None:
@@ -281,7 +298,7 @@ _TS = st.datetimes(min_value=dt.datetime(1, 1, 1, 0, 0, 1), max_value=dt.datetim
 
 def _decimal(p: int, s: int) -> st.SearchStrategy[Decimal]:
     bound = 10**p - 1
-    return st.integers(-bound, bound).map(lambda u: Decimal(u).scaleb(-s))
+    return st.integers(-bound, bound).map(lambda u: Decimal(u).scaleb(-s, context=Context(prec=100)))
 
 
 def _typed_value(t: DataType) -> st.SearchStrategy[Any]:

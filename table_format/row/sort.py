@@ -1,0 +1,66 @@
+"""Columnar sort keys: stable multi-column sort permutations and run boundaries, all in numpy.
+
+Key order follows Paimon's key comparators (RecordComparator): numbers by value, strings and
+binaries by unsigned bytes, booleans false < true. Each column becomes a numeric numpy array
+(non-numeric columns through pyarrow's dense rank), then one stable argsort per column, least
+significant first (LSD), gives the permutation; equal neighbours give the run boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def sortable(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A numpy array whose order (and equality) is the column's key order; nulls sort first."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    t = column.type
+    if column.null_count == 0:
+        if pa.types.is_integer(t):
+            return column.to_numpy(zero_copy_only=False)
+        if pa.types.is_boolean(t):
+            return column.to_numpy(zero_copy_only=False).astype(np.uint8)
+        if pa.types.is_date32(t) or pa.types.is_time32(t):
+            return column.cast(pa.int32()).to_numpy(zero_copy_only=False)
+        if pa.types.is_timestamp(t) or pa.types.is_date64(t) or pa.types.is_time64(t):
+            return column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    # strings, binaries, decimals, floats (NaN equals NaN, as Double.compare) and anything with nulls:
+    # dense ranks (pyarrow sorts bytes unsigned)
+    ranks = pc.rank(column, sort_keys="ascending", null_placement="at_start", tiebreaker="dense")
+    return ranks.to_numpy(zero_copy_only=False)
+
+
+def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | None = None) -> np.ndarray:
+    """Permutation sorting rows by keys[0], then keys[1], ..., ties kept in `initial` order (default input order)."""
+    n = len(keys[0]) if keys else (0 if initial is None else len(initial))
+    perm = np.arange(n, dtype=np.int64) if initial is None else initial
+    for k in reversed(keys):
+        perm = perm[np.argsort(k[perm], kind="stable")]
+    return perm
+
+
+def last_of_runs(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Boolean mask: row i is the last of its run of equal keys (keys already sorted)."""
+    n = len(sorted_keys[0])
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    differs = np.zeros(n - 1, dtype=bool)
+    for k in sorted_keys:
+        differs |= k[:-1] != k[1:]
+    return np.concatenate([differs, [True]])
+
+
+def first_of_runs(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Boolean mask: row i is the first of its run of equal keys (keys already sorted)."""
+    n = len(sorted_keys[0])
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    differs = np.zeros(n - 1, dtype=bool)
+    for k in sorted_keys:
+        differs |= k[:-1] != k[1:]
+    return np.concatenate([[True], differs])
