@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 
 def sortable(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A numpy array whose order (and equality) is the column's key order; nulls sort first."""
+    """A numpy array whose order (and equality) is the column's key order (nulls last)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     t = column.type
@@ -31,7 +31,7 @@ def sortable(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
             return column.cast(pa.int64()).to_numpy(zero_copy_only=False)
     # strings, binaries, decimals, floats (NaN equals NaN, as Double.compare) and anything with nulls:
     # dense ranks (pyarrow sorts bytes unsigned)
-    ranks = pc.rank(column, sort_keys="ascending", null_placement="at_start", tiebreaker="dense")
+    ranks = pc.rank(column, sort_keys="ascending", tiebreaker="dense")
     return ranks.to_numpy(zero_copy_only=False)
 
 

@@ -54,13 +54,14 @@ def render(value: Any, t: DataType) -> Any:
     if isinstance(t, DecimalType):
         with decimal.localcontext() as ctx:
             ctx.prec = 80  # DECIMAL(38, s) does not fit the default 28 digits
-            return str(Decimal(value).quantize(Decimal(1).scaleb(-t.scale)))
+            return format(Decimal(value).quantize(Decimal(1).scaleb(-t.scale)), "f")
     if isinstance(t, (VarBinaryType, BinaryType)):
         return base64.b64encode(value).decode()
     if isinstance(t, (TimestampType, LocalZonedTimestampType)):
         return _ts(value, t.precision)
-    if isinstance(t, TimeType):
-        return value.isoformat()
+    if isinstance(t, TimeType):  # the oracle prints at most millis
+        digits = min(3, t.precision)
+        return value.strftime("%H:%M:%S") + ("." + f"{value.microsecond:06d}"[:digits] if digits else "")
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(t, ArrayType):

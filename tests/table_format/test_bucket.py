@@ -326,3 +326,14 @@ def test_length_mismatch() -> None:
         hash_rows([pa.array([1]), pa.array([1, 2])], [INT, INT])
     with pytest.raises(ValueError):
         hash_rows([pa.array([1])], [INT, INT])
+
+
+def test_date_and_time_arrow_variants() -> None:
+    days = [dt.date(2024, 5, 14), None, dt.date(1969, 12, 31), dt.date(1, 1, 1)]
+    expected = [hash_row([v], [DateType()]) for v in days]
+    assert hash_rows([pa.array(days, pa.date32())], [DateType()]).tolist() == expected
+    assert hash_rows([pa.array(days, pa.date64())], [DateType()]).tolist() == expected
+    times = [dt.time(1, 2, 3, 456000), None, dt.time(23, 59, 59, 999000)]
+    expected = [hash_row([v], [TimeType()]) for v in times]
+    for arrow_type in (pa.time32("ms"), pa.time64("us"), pa.time64("ns")):
+        assert hash_rows([pa.array(times, arrow_type)], [TimeType()]).tolist() == expected, arrow_type
