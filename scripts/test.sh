@@ -18,6 +18,8 @@ PY="$REPO/.venv/bin/python"
 if [ "${LINT:-1}" != "0" ] || [ "${CI:-}" = true ]; then
   echo "test.sh: ruff check"
   "$REPO/.venv/bin/ruff" check .
+  echo "test.sh: mypy table_format"
+  "$REPO/.venv/bin/mypy" --no-error-summary table_format
   echo "test.sh: lint-imports"
   "$REPO/.venv/bin/lint-imports" --no-cache > "$REPO/.cache/lint-imports.log" 2>&1 \
     || { cat "$REPO/.cache/lint-imports.log"; echo "test.sh: lint-imports FAILED" >&2; exit 1; }

@@ -140,7 +140,7 @@ def _murmur_matrix(words: np.ndarray) -> np.ndarray:
 # per-column BinaryRow pieces
 
 
-WordFn = Callable[[int, "np.ndarray | slice"], np.ndarray]
+WordsFn = Callable[[int, "np.ndarray | slice"], np.ndarray]
 
 
 @dataclass
@@ -148,15 +148,16 @@ class _Column:
     """One field of the key row for a block of rows: slot words, null mask and variable-part words.
 
     var_words[i] is the number of 32-bit words field i of row i appends to the variable part (0 when the
-    value is inline/fixed); word(k, rows) yields word k of that part for the given row indices. For fields
-    with a variable part, slot_hi still lacks the offset (added once the row layout is known).
+    value is inline/fixed); words(count, rows) yields the first `count` words of that part for the given
+    rows as a (count, len(rows)) matrix. For fields with a variable part, slot_hi still lacks the offset
+    (added once the row layout is known).
     """
 
     null: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     var_words: np.ndarray | None = None
-    word: WordFn | None = None
+    words: WordsFn | None = None
 
 
 def _as_array(col: Any) -> pa.Array:
@@ -234,30 +235,40 @@ def _byte_column(arr: pa.Array, null: np.ndarray) -> _Column:
     starts = np.where(null, 0, starts)
     aligned = not (starts & 3).any()
 
-    def word(k: int, rows: np.ndarray | slice) -> np.ndarray:
-        """Word k (bytes 4k..4k+3, zero beyond the value's length) of each selected row's bytes."""
-        p = starts[rows] + 4 * k
+    def words(count: int, rows: np.ndarray | slice) -> np.ndarray:
+        """Words 0..count-1 (bytes 4k..4k+3, zero beyond the value's length) of each selected row's bytes."""
+        p = starts[rows]
         q = p >> 2
-        w = words32[q]
+        length = lengths[rows]
+        out = np.empty((count, len(q)), dtype=_U32)
         if not aligned:
             shift = ((p & 3) << 3).astype(_U32)
-            w = (w >> shift) | ((words32[q + 1] << _U32(1)) << (_U32(31) - shift))
-        avail = lengths[rows] - 4 * k
-        if (avail < 4).any():
-            w &= _BYTE_MASKS[np.clip(avail, 0, 4)]
-        return w
+            back = _U32(31) - shift
+        last = len(words32) - 2  # rows shorter than `count` words may read past the data: clamp (masked below)
+        clamp = len(q) > 0 and int(q.max()) + count > last
+        for k in range(count):
+            at = np.minimum(q + k, last) if clamp else q + k
+            w = words32[at]
+            if not aligned:
+                w = (w >> shift) | ((words32[at + 1] << _U32(1)) << back)
+            avail = length - 4 * k
+            if (avail < 4).any():
+                w &= _BYTE_MASKS[np.clip(avail, 0, 4)]
+            out[k] = w
+        return out
 
     inline = lengths <= MAX_INLINE_BYTES
     lo = lengths.astype(_U32)
     hi = np.zeros(n, dtype=_U32)
     if inline.any():
         rows = np.flatnonzero(inline)
-        lo[rows] = word(0, rows)
-        hi[rows] = word(1, rows) | ((lengths[rows].astype(_U32) | _U32(0x80)) << _U32(24))
+        first = words(2, rows)
+        lo[rows] = first[0]
+        hi[rows] = first[1] | ((lengths[rows].astype(_U32) | _U32(0x80)) << _U32(24))
     lo[null] = 0
     hi[null] = 0
     var_words = np.where(inline, 0, (lengths + 7) // 8 * 2)
-    return _Column(null, lo, hi, var_words.astype(np.int64), word)
+    return _Column(null, lo, hi, var_words.astype(np.int64), words)
 
 
 def _decimal_column(arr: pa.Array, null: np.ndarray, t: DecimalType) -> _Column:
@@ -293,10 +304,10 @@ def _decimal_column(arr: pa.Array, null: np.ndarray, t: DecimalType) -> _Column:
     lo = np.where(null, 0, nbytes).astype(_U32)
     hi = np.zeros(n, dtype=_U32)
 
-    def word(k: int, rows: np.ndarray | slice) -> np.ndarray:
-        return var_w[rows, k]
+    def words(count: int, rows: np.ndarray | slice) -> np.ndarray:
+        return var_w[rows, :count].T
 
-    return _Column(null, lo, hi, np.full(n, 4, dtype=np.int64), word)
+    return _Column(null, lo, hi, np.full(n, 4, dtype=np.int64), words)
 
 
 _UNIT_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -326,10 +337,10 @@ def _timestamp_column(arr: pa.Array, null: np.ndarray, precision: int) -> _Colum
     var_w[null] = 0
     lo = np.where(null, 0, nanos).astype(_U32)
 
-    def word(k: int, rows: np.ndarray | slice) -> np.ndarray:
-        return var_w[rows, k]
+    def words(count: int, rows: np.ndarray | slice) -> np.ndarray:
+        return var_w[rows, :count].T
 
-    return _Column(null, lo, np.zeros(n, dtype=_U32), np.full(n, 2, dtype=np.int64), word)
+    return _Column(null, lo, np.zeros(n, dtype=_U32), np.full(n, 2, dtype=np.int64), words)
 
 
 def _column(col: pa.Array, t: DataType) -> _Column:
@@ -414,21 +425,21 @@ def _hash_block(cols: list[pa.Array], types: Sequence[DataType]) -> np.ndarray:
             m[hw + 2 * i] = p.lo[rows]
             m[hw + 2 * i + 1] = p.hi[rows]
         for p, at in zip(parts, var_at, strict=True):
-            if at is None or p.word is None or p.var_words is None:
+            if at is None or p.words is None or p.var_words is None:
                 continue
             vw, start = p.var_words[rows], at[rows]
-            if vw.min(initial=0) == vw.max(initial=0) and start.min(initial=0) == start.max(initial=0):
-                # every row of the group has this field's var words at the same place: fill whole rows
-                for k in range(int(vw.max(initial=0))):
-                    m[int(start[0]) + k] = p.word(k, rows)
+            most = int(vw.max(initial=0))
+            if not most:
                 continue
-            idx = np.arange(n)[rows]
-            pos = np.arange(len(idx))
-            for k in range(int(vw.max(initial=0))):
-                sel = vw > k
-                if not sel.all():
-                    idx, vw, start, pos = idx[sel], vw[sel], start[sel], pos[sel]
-                m[start + k, pos] = p.word(k, idx)
+            if vw.min() == most and start.min() == start.max():
+                # every row of the group has this field's var words at the same place: fill whole rows
+                m[int(start[0]) : int(start[0]) + most] = p.words(most, rows)
+                continue
+            idx = np.flatnonzero(vw)
+            var = p.words(most, np.arange(n)[rows][idx])
+            for k in range(most):
+                sel = vw[idx] > k
+                m[start[idx[sel]] + k, idx[sel]] = var[k, sel]
         out[rows] = _murmur_matrix(m)
     return out
 

@@ -77,7 +77,7 @@ def _enum(cls: type[Enum], raw: str, option: str) -> Enum:
     try:
         return cls(raw.strip().lower())
     except ValueError:
-        allowed = ", ".join(str(e.value) for e in cls)  # type: ignore[attr-defined]
+        allowed = ", ".join(str(e.value) for e in cls)
         raise OptionError(f"option {option!r}: {raw!r} is not one of {allowed}") from None
 
 

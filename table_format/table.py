@@ -18,6 +18,7 @@ from table_format.data.arrow_schema import to_arrow_schema
 from table_format.errors import SchemaError, SnapshotNotFoundError
 from table_format.meta.snapshot import Snapshot, tag_from_json
 from table_format.predicate import Predicate, parse_filter
+from table_format.scan.changes import read_changes
 from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.scan.split import DataSplit
@@ -118,6 +119,7 @@ class Table:
         if limit is not None and limit < 0:
             raise SchemaError(f"table {self.identifier!r}: limit must be >= 0, got {limit}")
         predicate = parse_filter(filter, self.store.schema, table=self.identifier)
+        snapshot: Snapshot | None
         if tag is not None:
             snapshot = self._tag_snapshot(tag)
         elif snapshot_id is not None:
@@ -133,6 +135,11 @@ class Table:
         except FileNotFoundError:
             raise SnapshotNotFoundError(f"table {self.identifier!r}: tag {tag!r} does not exist") from None
         return tag_from_json(data, source=path).snapshot
+
+    def changes(self, start_snapshot_id: int, end_snapshot_id: int | None = None, *,
+                columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows changed after `start_snapshot_id` up to `end_snapshot_id` (default latest), with `_row_kind`."""
+        return read_changes(self.store, start_snapshot_id, end_snapshot_id, columns=columns)
 
     # ---- writing -------------------------------------------------------------------------
     def new_write(self, *, overwrite: bool = False) -> TableWrite:

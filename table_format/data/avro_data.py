@@ -150,19 +150,19 @@ def _fix(value: Any, t: pa.DataType) -> Any:
 def read_avro_table(data: bytes, *, source: str) -> pa.Table:
     try:
         reader = fastavro.reader(io.BytesIO(data))
-        schema = reader.writer_schema
-        records = list(reader)
+        schema: Any = reader.writer_schema
+        records: list[Any] = list(reader)
     except Exception as e:  # fastavro raises many exception types on corrupt input
         raise CorruptMetadataError(f"data file {source} is not readable Avro: {e}") from None
     if isinstance(schema, list):  # Paimon writes the row type as a nullable union ["null", record]
-        schema = next((s for s in schema if s != "null"), None)
+        schema = next((s for s in schema if s != "null"), "null")
     if not isinstance(schema, dict) or schema.get("type") != "record":
         raise CorruptMetadataError(f"data file {source}: top-level Avro schema is not a record")
     fields = []
     arrays = []
     for f in schema["fields"]:
         t, nullable = _arrow_type(f["type"])
-        values = [_fix(r.get(f["name"]), t) for r in records]
+        values = [_fix(r.get(f["name"]) if isinstance(r, dict) else None, t) for r in records]
         fields.append(pa.field(f["name"], t, nullable=nullable))
         arrays.append(pa.array(values, type=t))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

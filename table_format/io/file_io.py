@@ -7,6 +7,7 @@ create-if-absent, never overwrite. On local disks it is a hard link of a fully w
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import uuid
@@ -137,10 +138,8 @@ class FileIO:
                     raise
                 return True
             finally:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-                except FileNotFoundError:
-                    pass
         if self.exists(path):
             return False
         self.write_bytes(path, data)

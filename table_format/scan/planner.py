@@ -170,7 +170,7 @@ class ScanPlanner:
             return True
         key_types = store.key_types
         ranges = sorted((decode_row(f.min_key, key_types), decode_row(f.max_key, key_types)) for f in files)
-        return all(prev[1] < nxt[0] for prev, nxt in zip(ranges, ranges[1:]))  # type: ignore[operator]
+        return all(prev[1] < nxt[0] for prev, nxt in zip(ranges, ranges[1:], strict=False))
 
 
 def plan_splits(store: FileStore, snapshot: Snapshot | None, predicate: Predicate | None) -> list[DataSplit]:

@@ -27,6 +27,7 @@ from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 
+
 def _cast_column(col: pa.ChunkedArray | pa.Array, field: pa.Field) -> pa.ChunkedArray | pa.Array:
     if col.type == field.type:
         return col
@@ -59,7 +60,7 @@ class SplitReader:
         self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
 
     # ---- file level ----------------------------------------------------------------------
-    def _read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
+    def read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
                         system: Sequence[str] = ()) -> pa.Table:
         """Columns `names` (current schema) + system columns of one file, evolved to the current schema."""
         store = self.store
@@ -98,27 +99,27 @@ class SplitReader:
     def read(self, split: DataSplit) -> pa.Table:
         store = self.store
         if not store.has_primary_key or split.raw_convertible:
-            tables = [self._read_data_file(split, i, self.read_columns) for i in range(len(split.files))]
+            tables = [self.read_data_file(split, i, self.read_columns) for i in range(len(split.files))]
             result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         else:
             result = self._merge(split)
         if self.predicate is not None:
             result = result.filter(self.predicate.to_arrow_expression())
-        return self._project(result)
+        return self.project(result)
 
-    def _project(self, table: pa.Table) -> pa.Table:
+    def project(self, table: pa.Table) -> pa.Table:
         return pa.Table.from_arrays([table.column(c) for c in self.columns], schema=self.output_schema)
 
     def _merge(self, split: DataSplit) -> pa.Table:
         # read runs oldest first: when their sequence ranges do not overlap, input order is sequence order
         order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
         tables = [
-            self._read_data_file(split, i, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND)) for i in order
+            self.read_data_file(split, i, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND)) for i in order
         ]
         data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         files = [split.files[i] for i in order]
         seq_ordered = not self.sequence_fields and all(
-            a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:])
+            a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False)
         )
         keep = self._winners(data, seq_ordered=seq_ordered)
         return data.take(pa.array(keep))

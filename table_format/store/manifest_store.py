@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from table_format.errors import CorruptMetadataError
 from table_format.io.file_io import FileIO
@@ -150,8 +151,8 @@ class ManifestStore:
         if arity == 0:
             return EMPTY_STATS
         seen: set[bytes] = {e.partition for e in entries}
-        mins: list[object] = [None] * arity
-        maxs: list[object] = [None] * arity
+        mins: list[Any] = [None] * arity
+        maxs: list[Any] = [None] * arity
         nulls = [0] * arity
         for raw in seen:
             values = decode_row(raw, self.partition_types)
@@ -159,9 +160,9 @@ class ManifestStore:
                 if v is None:
                     nulls[i] += 1
                     continue
-                if mins[i] is None or v < mins[i]:  # type: ignore[operator]
+                if mins[i] is None or v < mins[i]:
                     mins[i] = v
-                if maxs[i] is None or v > maxs[i]:  # type: ignore[operator]
+                if maxs[i] is None or v > maxs[i]:
                     maxs[i] = v
         return SimpleStats(
             min_values=encode_row(mins, self.partition_types, stats=True),

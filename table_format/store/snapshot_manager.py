@@ -7,6 +7,8 @@ publication is create-if-absent, so a snapshot is never overwritten.
 
 from __future__ import annotations
 
+import contextlib
+
 from table_format.errors import CorruptMetadataError, SnapshotNotFoundError
 from table_format.io.file_io import FileIO
 from table_format.io.paths import EARLIEST, LATEST, SNAPSHOT_PREFIX, TablePaths
@@ -82,7 +84,5 @@ class SnapshotManager:
             pass  # hints are advisory; readers verify them
 
     def commit_earliest_hint(self, snapshot_id: int) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.file_io.overwrite_hint(f"{self.paths.snapshot_dir}/{EARLIEST}", str(snapshot_id).encode())
-        except OSError:
-            pass

@@ -119,8 +119,8 @@ class FileStoreCommit:
         if deletes:
             try:
                 merged = merge_entries([*live, *delta])
-            except CorruptMetadataError as e:  # ADD of a file that is already live
-                raise CommitConflictError(f"table {store.identifier!r}: file conflicts detected: {e}") from None
+            except CorruptMetadataError as err:  # ADD of a file that is already live
+                raise CommitConflictError(f"table {store.identifier!r}: file conflicts detected: {err}") from None
             missing = [e.file.file_name for e in merged if e.kind == FileKind.DELETE]
             if missing:
                 raise CommitConflictError(

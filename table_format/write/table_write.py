@@ -156,8 +156,8 @@ class TableWrite:
         starts = np.concatenate([[0], bounds]).astype(np.int64)
         ends = np.concatenate([bounds, [n]]).astype(np.int64)
         partitions = self._partition_rows(rows, part_cols, starts)
-        self._restore([(p, int(buckets[s])) for p, s in zip(partitions, starts)])
-        for partition, start, end in zip(partitions, starts, ends):
+        self._restore([(p, int(buckets[s])) for p, s in zip(partitions, starts, strict=True)])
+        for partition, start, end in zip(partitions, starts, ends, strict=True):
             bucket = int(buckets[start])
             state = self._buckets[(partition, bucket)]
             count = int(end - start)

@@ -176,7 +176,7 @@ def batch_stats(batch: list[dict[str, Any]], *, nan_as_max: bool) -> tuple[dict,
 
 
 # ---- properties --------------------------------------------------------------------------------------
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -269,7 +269,7 @@ def test_literals_converted_to_column_types() -> None:
     assert lit("b", bytearray(b"x")) == b"x"
     assert lit("flag", "true") is True
     assert lit("i", pa.scalar(7)) == 7
-    p = parse_filter([("i", "in", {3, 1, 3})], SCHEMA)
+    p = parse_filter([("i", "in", [3, 1, 3])], SCHEMA)
     assert isinstance(p, Leaf) and sorted(p.literals) == [1, 3]
 
 
@@ -337,8 +337,9 @@ def test_arrow_edge_cases() -> None:
         {
             "dec": pa.array([Decimal("1.00"), Decimal("1.01"), Decimal("-9.99"), None], pa.decimal128(3, 2)),
             "f": pa.array([0.0, -0.0, math.nan, None]),
-            "ts": pa.array([dt.datetime(2024, 1, 1, 0, 0, 0, 1000), None, dt.datetime(2024, 1, 1), None],
-                           pa.timestamp("ms")),
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 1, 0, 0, 0, 1000), None, dt.datetime(2024, 1, 1), None], pa.timestamp("ms")
+            ),
         }
     )
     schema = build_schema(table.schema)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from table_format import CommitKind, FileSystemCatalog, Table, write_table
+from table_format import CommitKind, FileSystemCatalog, Table, read_split, write_table
 from table_format.meta.manifest import FileKind
 
 HSETTINGS = settings(
@@ -253,11 +253,9 @@ def test_fixed_bucket_append_table_distributes_by_bucket_key(warehouse: str) -> 
     assert sorted(os.listdir(table.path)) == ["bucket-0", "bucket-1", "bucket-2", "bucket-3", "manifest", "schema",
                                              "snapshot"]
     # each id lands in exactly one bucket, and a second write puts the same ids in the same buckets
-    by_bucket = {s.bucket: set(table.store and __import__("table_format").read_split(table, s).column("id").to_pylist())
-                 for s in table.scan().plan()}
+    by_bucket = {s.bucket: set(read_split(table, s).column("id").to_pylist()) for s in table.scan().plan()}
     write_table(table, pa.table({"id": list(range(200)), "v": list(range(200))}))
-    by_bucket2 = {s.bucket: set(__import__("table_format").read_split(table, s).column("id").to_pylist())
-                  for s in table.scan().plan()}
+    by_bucket2 = {s.bucket: set(read_split(table, s).column("id").to_pylist()) for s in table.scan().plan()}
     assert by_bucket == by_bucket2
     assert sum(len(v) for v in by_bucket.values()) == 200
 

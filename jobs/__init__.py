@@ -1,0 +1,1 @@
+"""Maintenance jobs (compaction, expiration, rescale, orphan removal) executed on PySpark resources."""
