@@ -78,10 +78,8 @@ class SnapshotManager:
         return ok
 
     def commit_latest_hint(self, snapshot_id: int) -> None:
-        try:
+        with contextlib.suppress(OSError):  # hints are advisory; readers verify them
             self.file_io.overwrite_hint(f"{self.paths.snapshot_dir}/{LATEST}", str(snapshot_id).encode())
-        except OSError:
-            pass  # hints are advisory; readers verify them
 
     def commit_earliest_hint(self, snapshot_id: int) -> None:
         with contextlib.suppress(OSError):
