@@ -262,9 +262,9 @@ def _byte_column(arr: pa.Array, null: np.ndarray) -> _Column:
     hi = np.zeros(n, dtype=_U32)
     if inline.any():
         rows = np.flatnonzero(inline)
-        first = words(2, rows)
-        lo[rows] = first[0]
-        hi[rows] = first[1] | ((lengths[rows].astype(_U32) | _U32(0x80)) << _U32(24))
+        head = words(2, rows)
+        lo[rows] = head[0]
+        hi[rows] = head[1] | ((lengths[rows].astype(_U32) | _U32(0x80)) << _U32(24))
     lo[null] = 0
     hi[null] = 0
     var_words = np.where(inline, 0, (lengths + 7) // 8 * 2)

@@ -129,6 +129,7 @@ class CoreOptions:
     write_only: bool
     deletion_vectors_enabled: bool
     dynamic_bucket_target_row_num: int
+    dynamic_bucket_max_buckets: int
     read_batch_size: int
 
     @staticmethod
@@ -187,6 +188,7 @@ class CoreOptions:
             write_only=_bool(o, "write-only", False),
             deletion_vectors_enabled=_bool(o, "deletion-vectors.enabled", False),
             dynamic_bucket_target_row_num=_int(o, "dynamic-bucket.target-row-num", 2_000_000),
+            dynamic_bucket_max_buckets=_int(o, "dynamic-bucket.max-buckets", -1),
             read_batch_size=_int(o, "read.batch-size", 65536),
         )
 

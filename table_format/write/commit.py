@@ -16,13 +16,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from table_format.errors import CommitConflictError, CommitFailedError, CorruptMetadataError
-from table_format.meta.manifest import FileKind, ManifestEntry, ManifestFileMeta, merge_entries
+from table_format.meta.manifest import (
+    FileKind,
+    IndexFileMeta,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    merge_entries,
+)
 from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
 from table_format.options import BucketMode
 from table_format.store.file_store import FileStore
 from table_format.write.commit_message import CommitMessage
 
 PartitionFilter = Callable[[bytes], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexChange:
+    """Index files a commit adds and replaces, per (partition, bucket)."""
+
+    added: tuple[tuple[bytes, int, IndexFileMeta], ...] = ()
+    deleted: tuple[tuple[bytes, int, IndexFileMeta], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +74,17 @@ class FileStoreCommit:
     ) -> int | None:
         """Commit; returns the new snapshot id (the last one when two are written), None if nothing to do."""
         append, compact = _entries(messages)
+        index = IndexChange(
+            added=tuple((m.partition, m.bucket, f) for m in messages for f in m.new_index_files),
+            deleted=tuple((m.partition, m.bucket, f) for m in messages for f in m.deleted_index_files),
+        )
         last: int | None = None
         if overwrite is not None:
             last = self._commit_with_retry(append, CommitKind.OVERWRITE, overwrite=overwrite,
-                                           identifier=commit_identifier)
-        elif append:
+                                           identifier=commit_identifier, index=index)
+        elif append or index.added or index.deleted:
             kind = CommitKind.OVERWRITE if any(e.kind == FileKind.DELETE for e in append) else CommitKind.APPEND
-            last = self._commit_with_retry(append, kind, identifier=commit_identifier)
+            last = self._commit_with_retry(append, kind, identifier=commit_identifier, index=index)
         if compact:
             last = self._commit_with_retry(compact, CommitKind.COMPACT, identifier=commit_identifier)
         return last
@@ -78,6 +97,7 @@ class FileStoreCommit:
         *,
         identifier: int,
         overwrite: Overwrite | None = None,
+        index: IndexChange | None = None,
     ) -> int | None:
         opts = self.store.options
         wait = opts.commit_min_retry_wait.total_seconds()
@@ -90,7 +110,7 @@ class FileStoreCommit:
                 if not delta:
                     return None
             self._check_conflicts(latest, delta, kind)
-            result = self._try_commit_once(latest, delta, kind, identifier)
+            result = self._try_commit_once(latest, delta, kind, identifier, index=index, overwrite=overwrite)
             if result is not None:
                 return result
             if attempt < opts.commit_max_retries:
@@ -140,14 +160,63 @@ class FileStoreCommit:
                             f"changed from {prev} to {e.total_buckets} without overwrite"
                         )
 
+    def _index_manifest(
+        self, latest: Snapshot | None, index: IndexChange | None, overwrite: Overwrite | None, written: list[str]
+    ) -> str | None:
+        """The index manifest of the new snapshot (IndexManifestFileHandler): the previous one when unchanged."""
+        store = self.store
+        previous = latest.index_manifest if latest else None
+        touched = index is not None and (index.added or index.deleted)
+        if not touched and (overwrite is None or not previous):
+            return previous
+        live = {
+            (e.partition, e.bucket, e.index_file.index_type, e.index_file.file_name): e
+            for e in store.manifests.read_index_manifest(previous)
+            if e.kind == FileKind.ADD
+        }
+        if overwrite is not None:
+            accept = overwrite.partitions
+            live = {k: e for k, e in live.items() if accept is not None and not accept(e.partition)}
+        if index is not None:
+            for partition, bucket, meta in index.deleted:
+                key = (partition, bucket, meta.index_type, meta.file_name)
+                if key not in live:
+                    raise CommitConflictError(
+                        f"table {store.identifier!r}: index file {meta.file_name} of bucket {bucket} was replaced "
+                        "by a concurrent commit (dynamic bucket tables take one writer at a time)"
+                    )
+                del live[key]
+            for partition, bucket, meta in index.added:
+                if any(k[:3] == (partition, bucket, meta.index_type) for k in live):
+                    raise CommitConflictError(
+                        f"table {store.identifier!r}: a concurrent commit also assigned keys to bucket {bucket} "
+                        "(dynamic bucket tables take one writer at a time)"
+                    )
+                live[(partition, bucket, meta.index_type, meta.file_name)] = IndexManifestEntry(
+                    FileKind.ADD, partition, bucket, meta
+                )
+        if not live:
+            return None
+        name = store.manifests.write_index_manifest(list(live.values()))
+        written.append(name)
+        return name
+
     def _try_commit_once(
-        self, latest: Snapshot | None, delta: list[ManifestEntry], kind: CommitKind, identifier: int
+        self,
+        latest: Snapshot | None,
+        delta: list[ManifestEntry],
+        kind: CommitKind,
+        identifier: int,
+        *,
+        index: IndexChange | None = None,
+        overwrite: Overwrite | None = None,
     ) -> int | None:
         store = self.store
         manifests = store.manifests
         schema_id = store.schemas.list_ids()[-1]
         written: list[str] = []
         try:
+            index_manifest = self._index_manifest(latest, index, overwrite, written)
             previous: list[ManifestFileMeta] = manifests.data_manifests(latest) if latest else []
             base, merged_names = manifests.merge(previous, schema_id=schema_id)
             written.extend(merged_names)
@@ -166,7 +235,7 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_name,
                 delta_manifest_list_size=delta_size,
-                index_manifest=latest.index_manifest if latest else None,
+                index_manifest=index_manifest,
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
                 commit_kind=kind,

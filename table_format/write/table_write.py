@@ -18,13 +18,14 @@ import pyarrow.compute as pc
 
 from table_format.bucket import bucket_of, hash_rows
 from table_format.errors import OptionError, SchemaError, UnsupportedFeatureError
-from table_format.meta.manifest import DataFileMeta
+from table_format.meta.manifest import DataFileMeta, IndexFileMeta
 from table_format.options import BucketMode, MergeEngine
 from table_format.row.binary_row import encode_row
 from table_format.row.row_kind import RowKind
 from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
 from table_format.store.file_store import FileStore
 from table_format.write.commit_message import CommitMessage
+from table_format.write.dynamic_bucket import PartitionIndex, load_partition_index
 from table_format.write.file_writer import DataFileWriter
 from table_format.write.input import conform
 
@@ -47,11 +48,14 @@ class TableWrite:
         self._buffer_bytes = 0
         self._buckets: dict[tuple[bytes, int], _BucketState] = {}
         self._written_paths: list[str] = []
-        mode = store.bucket_mode
-        if mode == BucketMode.DYNAMIC:
+        self._indexes: dict[bytes, PartitionIndex] = {}
+        if store.bucket_mode == BucketMode.DYNAMIC and not set(store.schema.partition_keys) <= set(
+            store.schema.primary_keys
+        ):
             raise UnsupportedFeatureError(
-                f"table {store.identifier!r}: writing dynamic-bucket primary-key tables (bucket = -1) is not "
-                "supported yet; set the table option 'bucket' to a positive number of buckets"
+                f"table {store.identifier!r}: dynamic bucket mode (bucket = -1) with a primary key that does not "
+                "contain every partition key (cross-partition upsert) is not supported; add the partition keys "
+                "to the primary key or set the option 'bucket' to a positive number"
             )
 
     # ---- public --------------------------------------------------------------------------
@@ -76,8 +80,22 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         self._flush()
         total = self.store.options.bucket if self.store.bucket_mode == BucketMode.FIXED else -1
+        new_index: dict[tuple[bytes, int], IndexFileMeta] = {}
+        old_index: dict[tuple[bytes, int], IndexFileMeta] = {}
+        for partition, index in self._indexes.items():
+            new, old = index.changed_files(self.store)
+            self._written_paths.extend(self.store.paths.index_file(m.file_name) for m in new.values())
+            new_index.update({(partition, b): m for b, m in new.items()})
+            old_index.update({(partition, b): m for b, m in old.items()})
         messages = [
-            CommitMessage(partition=p, bucket=b, total_buckets=total, new_files=tuple(state.new_files))
+            CommitMessage(
+                partition=p,
+                bucket=b,
+                total_buckets=total,
+                new_files=tuple(state.new_files),
+                new_index_files=(new_index[(p, b)],) if (p, b) in new_index else (),
+                deleted_index_files=(old_index[(p, b)],) if (p, b) in old_index else (),
+            )
             for (p, b), state in sorted(self._buckets.items(), key=lambda kv: (kv[0][0], kv[0][1]))
             if state.new_files
         ]
@@ -117,8 +135,10 @@ class TableWrite:
         rows = rows.combine_chunks()
         self._write_sorted(rows, kinds)
 
-    def _buckets_of(self, rows: pa.Table) -> np.ndarray:
+    def _buckets_of(self, rows: pa.Table, part_cols: list[str]) -> np.ndarray:
         store = self.store
+        if store.bucket_mode == BucketMode.DYNAMIC:
+            return self._dynamic_buckets(rows, part_cols)
         if store.bucket_mode == BucketMode.FIXED:
             keys = store.schema.bucket_keys
             if not keys:
@@ -134,8 +154,8 @@ class TableWrite:
     def _write_sorted(self, rows: pa.Table, kinds: pa.Array | None) -> None:
         store = self.store
         n = rows.num_rows
-        buckets = self._buckets_of(rows)
         part_cols = list(store.schema.partition_keys)
+        buckets = self._buckets_of(rows, part_cols)
         key_cols = [f.name for f in store.key_fields] if store.has_primary_key else []
         seq_cols = [c for c in store.options.sequence_fields if c not in key_cols] if store.has_primary_key else []
         for c in seq_cols:
@@ -197,6 +217,29 @@ class TableWrite:
             dense[part] = np.cumsum(first) - 1
             code = dense * (int(buckets.max(initial=0)) + 1) + code
         return code
+
+    def _dynamic_buckets(self, rows: pa.Table, part_cols: list[str]) -> np.ndarray:
+        """Buckets from each partition's HASH index (HashBucketAssigner), new keys dealt to non-full buckets."""
+        store = self.store
+        key_hashes = hash_rows([rows.column(f.name) for f in store.key_fields], store.key_types)
+        codes = self._group_codes(rows, part_cols, np.zeros(rows.num_rows, dtype=np.int32))
+        order = np.argsort(codes, kind="stable")
+        starts = np.flatnonzero(np.concatenate([[True], codes[order][1:] != codes[order][:-1]]))
+        ends = np.concatenate([starts[1:], [len(order)]])
+        partitions = self._partition_rows(rows, part_cols, order[starts])
+        buckets = np.empty(rows.num_rows, dtype=np.int32)
+        for partition, start, end in zip(partitions, starts, ends, strict=True):
+            index = self._indexes.get(partition)
+            if index is None:
+                index = PartitionIndex({}, {}) if self.ignore_previous_files else load_partition_index(store, partition)
+                self._indexes[partition] = index
+            rows_of = order[start:end]
+            buckets[rows_of] = index.assign(
+                key_hashes[rows_of],
+                target_rows=store.options.dynamic_bucket_target_row_num,
+                max_buckets=store.options.dynamic_bucket_max_buckets,
+            )
+        return buckets
 
     def _merge_mask(self, keys: list[np.ndarray]) -> np.ndarray | None:
         """Rows to keep after merging equal keys in the buffer (sorted by key, then sequence order)."""
