@@ -123,7 +123,10 @@ class Table:
         if tag is not None:
             snapshot = self._tag_snapshot(tag)
         elif snapshot_id is not None:
-            snapshot = self.store.snapshots.snapshot(snapshot_id)
+            try:
+                snapshot = self.store.snapshots.snapshot(snapshot_id)
+            except SnapshotNotFoundError as e:
+                raise SnapshotNotFoundError(f"table {self.identifier!r}: {e}") from None
         else:
             snapshot = self.store.snapshots.latest()
         return TableScan(self, predicate=predicate, columns=columns, snapshot=snapshot, limit=limit)

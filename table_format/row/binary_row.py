@@ -44,14 +44,22 @@ __all__ = [
     "EMPTY_ROW",
     "MAX_COMPACT_DECIMAL_PRECISION",
     "MAX_COMPACT_TIMESTAMP_PRECISION",
+    "MAX_INLINE_BYTES",
+    "date_to_days",
+    "decimal_from_unscaled",
+    "decimal_unscaled",
     "decode_row",
     "encode_row",
     "header_size",
     "is_compact_decimal",
     "is_compact_timestamp",
+    "millis_to_time",
     "row_bytes",
     "row_bytes_for_hash",
     "strip_arity",
+    "time_to_millis",
+    "timestamp_from_millis_nanos",
+    "timestamp_to_millis_nanos",
 ]
 
 MAX_COMPACT_DECIMAL_PRECISION = 18  # Decimal.isCompact

@@ -128,19 +128,20 @@ class FileStoreCommit:
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live]
 
     def _check_conflicts(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: CommitKind) -> None:
-        """File-deletion and total-bucket conflicts (ConflictDetection), only where deletes or buckets matter."""
+        """File conflicts (ConflictDetection): files added twice, deleted files already gone, bucket counts.
+
+        Unlike Java, plain appends are checked too, so committing the same messages twice is refused.
+        """
         store = self.store
         deletes = [e for e in delta if e.kind == FileKind.DELETE]
         check_buckets = store.bucket_mode == BucketMode.FIXED and kind != CommitKind.OVERWRITE
-        if not deletes and not check_buckets:
-            return
         partitions = {e.partition for e in delta}
         live = store.manifests.live_files(latest, entry_filter=lambda e: e.partition in partitions)
+        try:
+            merged = merge_entries([*live, *delta])
+        except CorruptMetadataError as err:  # ADD of a file that is already live (e.g. messages committed twice)
+            raise CommitConflictError(f"table {store.identifier!r}: file conflicts detected: {err}") from None
         if deletes:
-            try:
-                merged = merge_entries([*live, *delta])
-            except CorruptMetadataError as err:  # ADD of a file that is already live
-                raise CommitConflictError(f"table {store.identifier!r}: file conflicts detected: {err}") from None
             missing = [e.file.file_name for e in merged if e.kind == FileKind.DELETE]
             if missing:
                 raise CommitConflictError(

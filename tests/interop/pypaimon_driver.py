@@ -12,6 +12,8 @@ REQUEST.json (one of):
      "mode": "append" | "overwrite", "overwrite_partition": {"dt": "x"} | null,
      "row_kind_column": "op" | null}
     {"op": "read", "warehouse": W, "identifier": "db.t", "output": "out.arrow", "snapshot_id": N | null}
+    {"op": "batch", "requests": [REQUEST, ...]}   # several writes/reads in one process (pypaimon's import
+                                                  # alone takes ~2 s); prints {"results": [RESULT, ...]}
 
 Data travels as Arrow IPC files (the two venvs have different pyarrow versions; IPC is stable).
 ``write`` creates the database and table when absent (schema from the input's Arrow schema, then
@@ -110,13 +112,23 @@ def read(req):
     }
 
 
+def batch(req):
+    ops = {"write": write, "read": read}
+    results = []
+    for sub in req["requests"]:
+        if sub.get("op") not in ops:
+            raise ValueError(f"unknown op {sub.get('op')!r} in batch")
+        results.append(ops[sub["op"]](sub))
+    return {"results": results}
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: pypaimon_driver.py REQUEST.json", file=sys.stderr)
         return 2
     with open(argv[1], encoding="utf-8") as f:
         req = json.load(f)
-    ops = {"write": write, "read": read}
+    ops = {"write": write, "read": read, "batch": batch}
     if req.get("op") not in ops:
         print(f"unknown op {req.get('op')!r}", file=sys.stderr)
         return 2

@@ -203,7 +203,7 @@ def test_all_types_round_trip(warehouse: str, kind: str, partitioning: str) -> N
 def test_all_null_values_round_trip(warehouse: str, kind: str) -> None:
     spec = dict(TABLE_KINDS[kind])
     table = new_table(warehouse, ALL_TYPES, **spec)
-    rows = [{n: None for n in ALL_TYPES.names} | {"id": i} for i in range(5)]
+    rows = [dict.fromkeys(ALL_TYPES.names) | {"id": i} for i in range(5)]
     data = pa.Table.from_pylist(rows, schema=ALL_TYPES)
     write_table(table, data)
     assert rows_of(table.scan().to_arrow()) == rows
@@ -571,7 +571,7 @@ def test_rolling_files_at_small_target_size(warehouse: str, kind: str) -> None:
             files = sorted((e.file for e in entries if e.bucket == b), key=lambda f: f.min_sequence_number)
             keys = sorted((decode_row(f.min_key, table.store.key_types)[0],
                            decode_row(f.max_key, table.store.key_types)[0]) for f in files)
-            assert all(a[1] < b_[0] for a, b_ in zip(keys, keys[1:]))
+            assert all(a[1] < b_[0] for a, b_ in zip(keys, keys[1:], strict=False))
         splits = table.scan().plan()
         assert all(s.raw_convertible for s in splits)
         # an upsert on top of rolled files still merges right
