@@ -14,11 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from table_format.data.arrow_schema import to_arrow_field
-from table_format.data.deletion_vector import read_deletion_vector
-from table_format.data.file_format import read_file
+from table_format.data.file_reader import read_data_file
 from table_format.errors import SchemaError, UnsupportedFeatureError
 from table_format.options import MergeEngine
 from table_format.predicate import Predicate
@@ -26,13 +24,6 @@ from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
-
-
-def _cast_column(col: pa.ChunkedArray | pa.Array, field: pa.Field) -> pa.ChunkedArray | pa.Array:
-    if col.type == field.type:
-        return col
-    safe = not pa.types.is_timestamp(field.type) and not pa.types.is_time(field.type)
-    return pc.cast(col, field.type, safe=safe)
 
 
 class SplitReader:
@@ -61,39 +52,11 @@ class SplitReader:
 
     # ---- file level ----------------------------------------------------------------------
     def read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
-                        system: Sequence[str] = ()) -> pa.Table:
-        """Columns `names` (current schema) + system columns of one file, evolved to the current schema."""
-        store = self.store
-        f = split.files[index]
-        current = store.schema
-        file_schema = store.schema_by_id(f.schema_id)
-        by_id = {fld.id: fld for fld in file_schema.fields}
-        file_names = []
-        for n in names:
-            old = by_id.get(current.field(n).id)
-            file_names.append(old.name if old is not None else None)
-        path = store.data_file_path(split.partition, split.bucket, f.file_name, f.external_path)
-        raw = read_file(store.file_io, path, columns=[c for c in file_names if c] + list(system))
+                       system: Sequence[str] = ()) -> pa.Table:
+        """Columns `names` (current schema) + system columns of one file of the split."""
         dv = split.deletion_files[index] if split.deletion_files else None
-        if dv is not None:
-            deleted = read_deletion_vector(store.file_io, dv)
-            if len(deleted):
-                keep = np.ones(raw.num_rows, dtype=bool)
-                keep[deleted[deleted < raw.num_rows]] = False
-                raw = raw.filter(pa.array(keep))
-        arrays = []
-        fields = []
-        for n, fn in zip(names, file_names, strict=True):
-            field = to_arrow_field(current.field(n))
-            if fn is not None and fn in raw.column_names:
-                arrays.append(_cast_column(raw.column(fn), field))
-            else:
-                arrays.append(pa.nulls(raw.num_rows, field.type))
-            fields.append(field)
-        for s in system:
-            arrays.append(raw.column(s))
-            fields.append(raw.schema.field(s))
-        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        return read_data_file(self.store, split.partition, split.bucket, split.files[index], names,
+                              system=system, deletion_file=dv)
 
     # ---- split level ---------------------------------------------------------------------
     def read(self, split: DataSplit) -> pa.Table:

@@ -1,0 +1,1 @@
+"""Table maintenance: compaction, snapshot expiration, orphan-file removal, rescale, tags and rollback."""
