@@ -5,6 +5,7 @@ Mirrors org.apache.paimon.table.FileStoreTable (its read/write builders folded i
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +17,9 @@ import pyarrow as pa
 
 from table_format.data.arrow_schema import to_arrow_schema
 from table_format.errors import SchemaError, SnapshotNotFoundError
+from table_format.maintenance.actions import MaintenanceActions
+from table_format.maintenance.results import DeleteTagResult, RollbackResult
+from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rollback_to
 from table_format.meta.snapshot import Snapshot, tag_from_json
 from table_format.predicate import Predicate, parse_filter
 from table_format.scan.changes import read_changes
@@ -23,6 +27,7 @@ from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
+from table_format.store.partition_spec import partition_spec_filter
 from table_format.system_tables import system_table
 from table_format.write.commit import FileStoreCommit, Overwrite
 from table_format.write.commit_message import CommitMessage
@@ -159,39 +164,44 @@ class Table:
 
     def partition_filter(self, specs: Sequence[Mapping[str, Any]]) -> Any:
         """A predicate on partition BinaryRows accepting any of the given (partial) partition specs."""
-        store = self.store
-        keys = list(store.schema.partition_keys)
-        if not keys:
-            raise SchemaError(f"table {self.identifier!r} is not partitioned; overwrite_partitions must be None")
-        wanted: list[dict[str, Any]] = []
-        for spec in specs:
-            unknown = [k for k in spec if k not in keys]
-            if unknown:
-                raise SchemaError(
-                    f"table {self.identifier!r}: overwrite partition spec {dict(spec)} names non-partition "
-                    f"columns {unknown} (partition keys: {keys})"
-                )
-            converted = {}
-            for k, v in spec.items():
-                arrow_type = self.arrow_schema.field(k).type
-                try:
-                    converted[k] = pa.array([v]).cast(arrow_type).to_pylist()[0] if v is not None else None
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                    raise SchemaError(
-                        f"table {self.identifier!r}: partition value {v!r} does not fit column {k!r} ({arrow_type})"
-                    ) from None
-            wanted.append(converted)
-        cache: dict[bytes, bool] = {}
+        return partition_spec_filter(self.store, specs, argument="overwrite_partitions")
 
-        def accept(partition: bytes) -> bool:
-            hit = cache.get(partition)
-            if hit is None:
-                values = dict(zip(keys, store.decode_partition(partition), strict=True))
-                hit = any(all(values[k] == v for k, v in w.items()) for w in wanted)
-                cache[partition] = hit
-            return hit
+    # ---- maintenance, tags and rollback -----------------------------------------------------
+    @cached_property
+    def maintenance(self) -> MaintenanceActions:
+        """compact, expire_snapshots, remove_orphan_files, rescale; destructive ones default to dry runs."""
+        return MaintenanceActions(self.store, on_schema_change=self._adopt_store)
 
-        return accept
+    def _adopt_store(self, store: FileStore) -> None:
+        """A maintenance operation committed a new schema version: use it from now on."""
+        self.store = store
+        self.__dict__.pop("arrow_schema", None)
+
+    def refresh(self) -> Table:
+        """Pick up a newer schema version written by another writer (e.g. a rescale); returns self."""
+        latest = self.store.schemas.latest()
+        if latest is not None and latest.id != self.store.schema.id:
+            self._adopt_store(FileStore(identifier=self.store.identifier, file_io=self.store.file_io,
+                                        paths=self.store.paths, schema=latest))
+            self.__dict__.pop("maintenance", None)
+        return self
+
+    def create_tag(self, name: str, *, snapshot_id: int | None = None,
+                   time_retained: datetime.timedelta | None = None) -> int:
+        """Tag a snapshot (default: the latest) so that its files outlive expiration; returns the snapshot id."""
+        return create_tag(self.store, name, snapshot_id=snapshot_id, time_retained=time_retained)
+
+    def delete_tag(self, name: str) -> DeleteTagResult:
+        """Delete a tag, and the files only it still kept alive."""
+        return delete_tag(self.store, name)
+
+    def tags(self) -> dict[str, int]:
+        """Tag name -> snapshot id."""
+        return list_tags(self.store)
+
+    def rollback_to(self, *, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
+        """Make a former snapshot (or a tag) the latest: later snapshots and tags are deleted with their files."""
+        return rollback_to(self.store, snapshot_id=snapshot_id, tag=tag)
 
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:

@@ -85,3 +85,24 @@ def encode_deletion_vector(positions: np.ndarray) -> bytes:
     bitmap.run_optimize()
     payload = struct.pack(">i", MAGIC_32) + bitmap.serialize()
     return struct.pack(">i", len(payload)) + payload + struct.pack(">I", zlib.crc32(payload) & 0xFFFFFFFF)
+
+
+def write_deletion_vector_file(
+    file_io: FileIO, path: str, vectors: dict[str, np.ndarray]
+) -> tuple[int, list[tuple[str, int, int, int]]]:
+    """Write a DELETION_VECTORS index file (DeletionVectorsIndexFile.write); returns (size, ranges).
+
+    Each range is (data file name, offset of its size int, payload length, cardinality), as the index
+    manifest's `_DELETIONS_VECTORS_RANGES` records it for 32-bit vectors.
+    """
+    parts = [bytes([VERSION_V1])]
+    offset = 1
+    ranges = []
+    for name, positions in vectors.items():
+        blob = encode_deletion_vector(positions)
+        ranges.append((name, offset, len(blob) - 8, int(len(np.unique(positions)))))
+        parts.append(blob)
+        offset += len(blob)
+    data = b"".join(parts)
+    file_io.write_bytes(path, data)
+    return len(data), ranges

@@ -8,6 +8,7 @@ unknown.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,15 @@ def _truncate_max(s: str) -> str | None:
     return None
 
 
+def _nanosecond_bounds(column: pa.ChunkedArray | pa.Array) -> tuple[dt.datetime, dt.datetime]:
+    """Min floored and max ceiled to whole microseconds (datetime has no nanoseconds; both stay true bounds)."""
+    mm = pc.min_max(column.cast(pa.int64()))
+    lo_ns, hi_ns = mm["min"].as_py(), mm["max"].as_py()
+    tz = dt.timezone.utc if column.type.tz is not None else None
+    epoch = dt.datetime(1970, 1, 1, tzinfo=tz)
+    return epoch + dt.timedelta(microseconds=lo_ns // 1000), epoch + dt.timedelta(microseconds=-(-hi_ns // 1000))
+
+
 def column_stats(column: pa.ChunkedArray | pa.Array, data_type: DataType, *, mode: str = "truncate") -> ColumnStats:
     """Min/max/null count of one column; min/max None where Paimon records none."""
     null_count = column.null_count
@@ -64,8 +74,13 @@ def column_stats(column: pa.ChunkedArray | pa.Array, data_type: DataType, *, mod
         return ColumnStats(None, None, null_count)
     if isinstance(data_type, (FloatType, DoubleType)) and pc.any(pc.is_nan(column)).as_py():
         return ColumnStats(None, None, null_count)
-    mm = pc.min_max(column)
-    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    lo: Any
+    hi: Any
+    if pa.types.is_timestamp(column.type) and column.type.unit == "ns":  # TIMESTAMP(7..9)
+        lo, hi = _nanosecond_bounds(column)
+    else:
+        mm = pc.min_max(column)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
     if is_string(data_type) and mode == "truncate":
         lo = _truncate_min(lo)
         hi = _truncate_max(hi)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from table_format.errors import CommitConflictError, CommitFailedError, CorruptMetadataError
 from table_format.meta.manifest import (
@@ -26,6 +28,7 @@ from table_format.meta.manifest import (
 )
 from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
 from table_format.options import BucketMode
+from table_format.row.binary_row import decode_row
 from table_format.store.file_store import FileStore
 from table_format.write.commit_message import CommitMessage
 
@@ -42,9 +45,14 @@ class IndexChange:
 
 @dataclass(frozen=True, slots=True)
 class Overwrite:
-    """Replace the live files of the partitions accepted by `partitions` (None = whole table)."""
+    """Replace the live files of the partitions accepted by `partitions` (None = whole table).
+
+    With `base_snapshot_id` the overwrite is pinned to what it read (commit.strict-mode.last-safe-snapshot):
+    a later commit touching those partitions makes it fail instead of being silently replaced.
+    """
 
     partitions: PartitionFilter | None = None
+    base_snapshot_id: int | None = None
 
 
 def _entries(messages: Sequence[CommitMessage]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
@@ -58,6 +66,13 @@ def _entries(messages: Sequence[CommitMessage]) -> tuple[list[ManifestEntry], li
         )
         compact.extend(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after)
     return append, compact
+
+
+def _index_change(messages: Sequence[CommitMessage]) -> IndexChange:
+    return IndexChange(
+        added=tuple((m.partition, m.bucket, f) for m in messages for f in m.new_index_files),
+        deleted=tuple((m.partition, m.bucket, f) for m in messages for f in m.deleted_index_files),
+    )
 
 
 class FileStoreCommit:
@@ -74,19 +89,24 @@ class FileStoreCommit:
     ) -> int | None:
         """Commit; returns the new snapshot id (the last one when two are written), None if nothing to do."""
         append, compact = _entries(messages)
-        index = IndexChange(
-            added=tuple((m.partition, m.bucket, f) for m in messages for f in m.new_index_files),
-            deleted=tuple((m.partition, m.bucket, f) for m in messages for f in m.deleted_index_files),
-        )
+        changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                     for m in messages for f in m.changelog_files]
+        compact_changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                             for m in messages for f in m.compact_changelog]
+        is_compaction = [bool(m.compact_before or m.compact_after) for m in messages]
+        index = _index_change([m for m, c in zip(messages, is_compaction, strict=True) if not c])
+        compact_index = _index_change([m for m, c in zip(messages, is_compaction, strict=True) if c])
         last: int | None = None
         if overwrite is not None:
             last = self._commit_with_retry(append, CommitKind.OVERWRITE, overwrite=overwrite,
-                                           identifier=commit_identifier, index=index)
+                                           identifier=commit_identifier, index=index)  # overwrites commit no changelog
         elif append or index.added or index.deleted:
             kind = CommitKind.OVERWRITE if any(e.kind == FileKind.DELETE for e in append) else CommitKind.APPEND
-            last = self._commit_with_retry(append, kind, identifier=commit_identifier, index=index)
+            last = self._commit_with_retry(append, kind, identifier=commit_identifier, index=index,
+                                           changelog=changelog)
         if compact:
-            last = self._commit_with_retry(compact, CommitKind.COMPACT, identifier=commit_identifier)
+            last = self._commit_with_retry(compact, CommitKind.COMPACT, identifier=commit_identifier,
+                                           index=compact_index, changelog=compact_changelog)
         return last
 
     # ---- the retry loop ------------------------------------------------------------------
@@ -98,6 +118,7 @@ class FileStoreCommit:
         identifier: int,
         overwrite: Overwrite | None = None,
         index: IndexChange | None = None,
+        changelog: Sequence[ManifestEntry] = (),
     ) -> int | None:
         opts = self.store.options
         wait = opts.commit_min_retry_wait.total_seconds()
@@ -106,11 +127,13 @@ class FileStoreCommit:
             latest = self.store.snapshots.latest()
             delta = list(entries)
             if overwrite is not None:
+                self._check_pinned(latest, overwrite)
                 delta = self._overwrite_deletes(latest, overwrite) + delta
                 if not delta:
                     return None
             self._check_conflicts(latest, delta, kind)
-            result = self._try_commit_once(latest, delta, kind, identifier, index=index, overwrite=overwrite)
+            result = self._try_commit_once(latest, delta, kind, identifier, index=index, overwrite=overwrite,
+                                           changelog=changelog)
             if result is not None:
                 return result
             if attempt < opts.commit_max_retries:
@@ -119,6 +142,21 @@ class FileStoreCommit:
             f"table {self.store.identifier!r}: commit gave up after {opts.commit_max_retries} retries "
             "(other writers kept taking the next snapshot id); nothing was committed"
         )
+
+    def _check_pinned(self, latest: Snapshot | None, overwrite: Overwrite) -> None:
+        base = overwrite.base_snapshot_id
+        if base is None or latest is None or latest.id == base:
+            return
+        accept = overwrite.partitions
+        for sid in range(base + 1, latest.id + 1):
+            snap = self.store.snapshots.snapshot(sid)
+            metas = self.store.manifests.read_manifest_list(snap.delta_manifest_list)
+            for e in self.store.manifests.read_entries(metas):
+                if accept is None or accept(e.partition):
+                    raise CommitConflictError(
+                        f"table {self.store.identifier!r}: snapshot {sid} changed the partitions this overwrite "
+                        f"read at snapshot {base}; rerun it on the new data"
+                    )
 
     def _overwrite_deletes(self, latest: Snapshot | None, overwrite: Overwrite) -> list[ManifestEntry]:
         accept = overwrite.partitions
@@ -148,6 +186,8 @@ class FileStoreCommit:
                     f"table {store.identifier!r}: file deletion conflicts detected, files {missing[:5]} were "
                     "already removed by a concurrent commit; give up committing"
                 )
+        if kind == CommitKind.COMPACT and store.has_primary_key:
+            self._check_lsm(merged)
         if check_buckets:
             existing = {e.partition: e.total_buckets for e in live if e.total_buckets > 0}
             for e in delta:
@@ -160,6 +200,24 @@ class FileStoreCommit:
                             f"table {store.identifier!r}: total buckets of partition {values or '(whole table)'} "
                             f"changed from {prev} to {e.total_buckets} without overwrite"
                         )
+
+    def _check_lsm(self, merged: list[ManifestEntry]) -> None:
+        """Files of one level >= 1 must not overlap in key range (PrimaryKeyConflictDetection)."""
+        key_types = self.store.key_types
+        runs: dict[tuple[bytes, int, int], list[tuple[Any, Any, str]]] = defaultdict(list)
+        for e in merged:
+            if e.kind == FileKind.ADD and e.file.level > 0:
+                runs[(e.partition, e.bucket, e.file.level)].append(
+                    (decode_row(e.file.min_key, key_types), decode_row(e.file.max_key, key_types), e.file.file_name)
+                )
+        for (_, bucket, level), files in runs.items():
+            files.sort()
+            for a, b in zip(files, files[1:], strict=False):
+                if not a[1] < b[0]:
+                    raise CommitConflictError(
+                        f"table {self.store.identifier!r}: LSM conflicts detected in bucket {bucket} level {level}: "
+                        f"files {a[2]} and {b[2]} overlap (a concurrent compaction); give up committing"
+                    )
 
     def _index_manifest(
         self, latest: Snapshot | None, index: IndexChange | None, overwrite: Overwrite | None, written: list[str]
@@ -211,6 +269,7 @@ class FileStoreCommit:
         *,
         index: IndexChange | None = None,
         overwrite: Overwrite | None = None,
+        changelog: Sequence[ManifestEntry] = (),
     ) -> int | None:
         store = self.store
         manifests = store.manifests
@@ -227,6 +286,13 @@ class FileStoreCommit:
             written.append(base_name)
             delta_name, delta_size = manifests.write_manifest_list(delta_metas)
             written.append(delta_name)
+            changelog_name = changelog_size = changelog_count = None
+            if changelog:
+                changelog_metas = manifests.write_manifests(list(changelog), schema_id=schema_id)
+                written.extend(m.file_name for m in changelog_metas)
+                changelog_name, changelog_size = manifests.write_manifest_list(changelog_metas)
+                written.append(changelog_name)
+                changelog_count = sum(e.file.row_count for e in changelog)
             delta_count = sum(e.file.row_count if e.kind == FileKind.ADD else -e.file.row_count for e in delta)
             new_id = latest.id + 1 if latest else 1
             snapshot = Snapshot(
@@ -236,6 +302,9 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_name,
                 delta_manifest_list_size=delta_size,
+                changelog_manifest_list=changelog_name,
+                changelog_manifest_list_size=changelog_size,
+                changelog_record_count=changelog_count,
                 index_manifest=index_manifest,
                 commit_user=self.commit_user,
                 commit_identifier=identifier,

@@ -17,14 +17,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_format.bucket import bucket_of, hash_rows
+from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.errors import OptionError, SchemaError, UnsupportedFeatureError
-from table_format.meta.manifest import DataFileMeta, IndexFileMeta
-from table_format.options import BucketMode, MergeEngine
+from table_format.merge import merge_kv, merge_spec
+from table_format.merge.kernels import sequence_rank
+from table_format.meta.manifest import DataFileMeta, FileKind, IndexFileMeta
+from table_format.options import BucketMode, ChangelogProducer
 from table_format.row.binary_row import encode_row
-from table_format.row.row_kind import RowKind
-from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from table_format.row.sort import last_of_runs, sortable, stable_sort_indices
 from table_format.store.file_store import FileStore
 from table_format.write.commit_message import CommitMessage
+from table_format.write.compact_task import CompactTask, run_compact_task
 from table_format.write.dynamic_bucket import PartitionIndex, load_partition_index
 from table_format.write.file_writer import DataFileWriter
 from table_format.write.input import conform
@@ -36,6 +40,8 @@ WRITE_BUFFER_SIZE = 256 << 20
 class _BucketState:
     next_sequence: int
     new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+    existing: list[DataFileMeta] = field(default_factory=list)  # committed live files (for compaction)
 
 
 class TableWrite:
@@ -49,6 +55,8 @@ class TableWrite:
         self._buckets: dict[tuple[bytes, int], _BucketState] = {}
         self._written_paths: list[str] = []
         self._indexes: dict[bytes, PartitionIndex] = {}
+        self._dv_indexes: dict[tuple[bytes, int], IndexFileMeta] = {}
+        self._merge_spec = merge_spec(store.schema, table=store.identifier) if store.has_primary_key else None
         if store.bucket_mode == BucketMode.DYNAMIC and not set(store.schema.partition_keys) <= set(
             store.schema.primary_keys
         ):
@@ -71,6 +79,14 @@ class TableWrite:
                     "in column '_row_kind'"
                 )
             kinds = None
+        if kinds is not None and self._merge_spec is not None and self._merge_spec.ignore_delete:
+            # TableWriteImpl: with 'ignore-delete' the -U/-D records never reach the write buffer
+            keep = pc.invert(pc.is_in(kinds, value_set=pa.array([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)],
+                                                                 pa.int8())))
+            if not pc.all(keep).as_py():
+                rows, kinds = rows.filter(keep), kinds.filter(keep)
+                if rows.num_rows == 0:
+                    return
         self._check_primary_key_nulls(rows)
         self._buffer.append((rows, kinds))
         self._buffer_bytes += rows.nbytes
@@ -87,21 +103,53 @@ class TableWrite:
             self._written_paths.extend(self.store.paths.index_file(m.file_name) for m in new.values())
             new_index.update({(partition, b): m for b, m in new.items()})
             old_index.update({(partition, b): m for b, m in old.items()})
-        messages = [
-            CommitMessage(
+        messages = []
+        compactions = []
+        for (p, b), state in sorted(self._buckets.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            if not state.new_files:
+                continue
+            messages.append(CommitMessage(
                 partition=p,
                 bucket=b,
                 total_buckets=total,
                 new_files=tuple(state.new_files),
+                changelog_files=tuple(state.changelog_files),
                 new_index_files=(new_index[(p, b)],) if (p, b) in new_index else (),
                 deleted_index_files=(old_index[(p, b)],) if (p, b) in old_index else (),
-            )
-            for (p, b), state in sorted(self._buckets.items(), key=lambda kv: (kv[0][0], kv[0][1]))
-            if state.new_files
-        ]
-        for state in self._buckets.values():
+            ))
+            state.existing.extend(state.new_files)
             state.new_files = []
-        return messages
+            state.changelog_files = []
+            compacted = self._auto_compact(p, b, total, state)
+            if compacted is not None:
+                compactions.append(compacted)
+        return messages + compactions
+
+    def _auto_compact(self, partition: bytes, bucket: int, total: int, state: _BucketState) -> CommitMessage | None:
+        """Compaction after a write when the bucket's sorted runs reach the trigger (unless write-only)."""
+        store = self.store
+        if not store.has_primary_key or store.options.write_only:
+            return None
+        dv_index = self._dv_indexes.get((partition, bucket))
+        deletion_files = None
+        if dv_index is not None and dv_index.dv_ranges:
+            path = dv_index.external_path or store.paths.index_file(dv_index.file_name)
+            by_name = {r.data_file_name: DeletionFile(path, r.offset, r.length, r.cardinality)
+                       for r in dv_index.dv_ranges}
+            deletion_files = tuple(by_name.get(f.file_name) for f in state.existing)
+        task = CompactTask(partition, bucket, total, tuple(state.existing), False, deletion_files, dv_index)
+        outcome = run_compact_task(store, task)
+        self._written_paths.extend(outcome.written_paths)
+        message = outcome.message
+        if message is None:
+            return None
+        gone = {f.file_name for f in message.compact_before}
+        state.existing = [f for f in state.existing if f.file_name not in gone] + list(message.compact_after)
+        if message.deleted_index_files or message.new_index_files:
+            self._dv_indexes.pop((partition, bucket), None)
+            for meta in message.new_index_files:
+                self._dv_indexes[(partition, bucket)] = meta
+        return message
 
     def abort(self) -> None:
         """Delete every file this writer wrote (nothing was committed)."""
@@ -162,7 +210,8 @@ class TableWrite:
             if c not in store.schema.field_names:
                 raise OptionError(f"table {store.identifier!r}: option 'sequence.field' names unknown column {c!r}")
         group_code = self._group_codes(rows, part_cols, buckets)
-        key_arrays = [sortable(rows.column(c)) for c in key_cols + seq_cols]
+        # keys, then sequence.field (nulls first, as Paimon's sort buffer), then input order
+        key_arrays = [sortable(rows.column(c)) for c in key_cols] + [sequence_rank(rows.column(c)) for c in seq_cols]
         perm = stable_sort_indices([group_code, *key_arrays]) if key_arrays or group_code.any() else None
         if perm is not None:
             rows = rows.take(pa.array(perm))
@@ -192,12 +241,19 @@ class TableWrite:
             state.next_sequence += count
             slice_rows = rows.slice(start, count)
             slice_kinds = kinds.slice(start, count) if kinds is not None else None
+            if store.has_primary_key and store.options.changelog_producer == ChangelogProducer.INPUT:
+                changelog = DataFileWriter(store, partition, bucket, prefix="changelog-")
+                try:
+                    state.changelog_files.extend(
+                        changelog.write(slice_rows, sequence_numbers=seqs, kinds=slice_kinds)
+                    )
+                finally:
+                    self._written_paths.extend(changelog.written_paths)
             if key_cols:
-                keep = self._merge_mask([k[start:end] for k in key_arrays[: len(key_cols)]])
-                if keep is not None:
-                    slice_rows = slice_rows.filter(pa.array(keep))
-                    slice_kinds = slice_kinds.filter(pa.array(keep)) if slice_kinds is not None else None
-                    seqs = seqs[keep]
+                merged = self._merge_buffer(slice_rows, slice_kinds, seqs,
+                                            [k[start:end] for k in key_arrays[: len(key_cols)]])
+                if merged is not None:
+                    slice_rows, slice_kinds, seqs = merged
             writer = DataFileWriter(store, partition, bucket)
             try:
                 state.new_files.extend(writer.write(slice_rows, sequence_numbers=seqs, kinds=slice_kinds))
@@ -241,22 +297,21 @@ class TableWrite:
             )
         return buckets
 
-    def _merge_mask(self, keys: list[np.ndarray]) -> np.ndarray | None:
-        """Rows to keep after merging equal keys in the buffer (sorted by key, then sequence order)."""
-        if len(keys[0]) < 2:
+    def _merge_buffer(self, rows: pa.Table, kinds: pa.Array | None, seqs: np.ndarray,
+                      keys: list[np.ndarray]) -> tuple[pa.Table, pa.Array, np.ndarray] | None:
+        """Merge equal keys of one bucket's buffer (sorted by key, then sequence order) with the merge engine,
+        keeping what later merges need (SortBufferWriteBuffer + ReducerMergeFunctionWrapper); None when no key
+        repeats, so such buffers pay nothing."""
+        if len(keys[0]) < 2 or last_of_runs(keys).all():
             return None
-        last = last_of_runs(keys)
-        if last.all():
-            return None
-        engine = self.store.options.merge_engine
-        if engine == MergeEngine.DEDUPLICATE:
-            return last  # keep the last record of each key
-        if engine == MergeEngine.FIRST_ROW:
-            return first_of_runs(keys)  # keep the first record of each key
-        raise UnsupportedFeatureError(
-            f"table {self.store.identifier!r}: merging several rows of one key within one write is not supported "
-            f"yet for merge-engine {engine.value!r}; write them in separate commits"
-        )
+        if kinds is None:
+            kinds = pa.array(np.zeros(rows.num_rows, dtype=np.int8))
+        data = rows.append_column(SEQUENCE_NUMBER, pa.array(seqs, pa.int64())).append_column(VALUE_KIND, kinds)
+        merged = merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=False,
+                          seq_ordered=True, table=self.store.identifier, spec=self._merge_spec)
+        out_seqs = merged.column(SEQUENCE_NUMBER).to_numpy()
+        out_kinds = merged.column(VALUE_KIND).combine_chunks()
+        return merged.drop_columns([SEQUENCE_NUMBER, VALUE_KIND]), out_kinds, out_seqs
 
     def _partition_rows(self, rows: pa.Table, part_cols: Sequence[str], starts: np.ndarray) -> list[bytes]:
         if not part_cols:
@@ -271,6 +326,7 @@ class TableWrite:
         if not new:
             return
         max_seq: dict[tuple[bytes, int], int] = {}
+        existing: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         if not self.ignore_previous_files:
             store = self.store
             wanted = {p for p, _ in new}
@@ -287,5 +343,11 @@ class TableWrite:
                     )
                 k = (e.partition, e.bucket)
                 max_seq[k] = max(max_seq.get(k, -1), e.file.max_sequence_number)
+                existing.setdefault(k, []).append(e.file)
+            if store.has_primary_key and snapshot is not None and snapshot.index_manifest:
+                for ie in store.manifests.read_index_manifest(snapshot.index_manifest):
+                    key = (ie.partition, ie.bucket)
+                    if ie.kind == FileKind.ADD and ie.index_file.index_type == DELETION_VECTORS and key in new:
+                        self._dv_indexes[key] = ie.index_file
         for k in new:
-            self._buckets[k] = _BucketState(next_sequence=max_seq.get(k, -1) + 1)
+            self._buckets[k] = _BucketState(next_sequence=max_seq.get(k, -1) + 1, existing=existing.get(k, []))
