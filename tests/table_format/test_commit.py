@@ -154,6 +154,7 @@ def test_many_commits_keep_base_manifest_list_bounded(warehouse: str, pk: bool) 
     if pk:
         kw["primary_keys"] = ["dt", "id"]
         kw["options"]["bucket"] = "2"
+        kw["options"]["write-only"] = "true"  # one snapshot per write (no automatic compaction)
     table = new_table(warehouse, PSCHEMA, **kw)
     expected: dict[tuple[str, int], str] = {}
     manifests = table.store.manifests
@@ -259,7 +260,7 @@ def test_concurrent_threads(warehouse: str, shared: bool) -> None:
 
 
 def test_concurrent_pk_writers_all_rows_present(warehouse: str) -> None:
-    table = new_table(warehouse, primary_keys=["id"], options={"bucket": "3"})
+    table = new_table(warehouse, primary_keys=["id"], options={"bucket": "3", "write-only": "true"})
     errors: list[BaseException] = []
 
     def work(worker: int) -> None:

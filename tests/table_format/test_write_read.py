@@ -688,7 +688,7 @@ def test_overwrite_records_delete_entries(warehouse: str) -> None:
 
 
 def test_write_table_returns_consecutive_snapshot_ids(warehouse: str) -> None:
-    table = new_table(warehouse, KV, primary_keys=["id"], options={"bucket": "1"})
+    table = new_table(warehouse, KV, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     ids = [write_table(table, _kv([i], ["v"])) for i in range(5)]
     assert ids == [1, 2, 3, 4, 5]
     assert table.latest_snapshot().id == 5
@@ -768,3 +768,18 @@ def test_decimals_and_timestamps_keep_precision(warehouse: str) -> None:
     ]
     write_table(table, pa.Table.from_pylist(rows, schema=schema))
     assert read_all(table) == rows
+
+
+def test_automatic_compaction_after_the_trigger(warehouse: str) -> None:
+    """Without write-only, the write that brings a bucket to num-sorted-run.compaction-trigger runs also
+    commits a COMPACT snapshot (like Java's writer), and the merged view is unchanged by it."""
+    table = new_table(warehouse, KV, primary_keys=["id"], options={"bucket": "1"})
+    for i in range(5):
+        write_table(table, _kv([i, 100], [f"v{i}", f"last{i}"]))
+    kinds = [s.commit_kind.value for s in table.snapshots()]
+    assert kinds == ["APPEND"] * 5 + ["COMPACT"]
+    files = table.system_table("files").to_pylist()
+    assert len(files) == 1 and files[0]["level"] == 5
+    got = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [r["id"] for r in got] == [0, 1, 2, 3, 4, 100]
+    assert got[-1]["v"] == "last4"
