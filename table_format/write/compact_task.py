@@ -29,6 +29,7 @@ from table_format.options import ChangelogProducer, MergeEngine
 from table_format.row.binary_row import decode_row
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
+from table_format.write.changelog import changelog_of, key_codes
 from table_format.write.commit_message import CommitMessage
 from table_format.write.file_writer import DataFileWriter
 
@@ -229,6 +230,66 @@ def _remaining_deletion_vectors(
     return (meta,), old, [path]
 
 
+def _restrict_to_keys(data: pa.Table, scope: pa.Table, keys: list[str]) -> pa.Table:
+    codes_scope, codes_data = key_codes([scope, data], keys)
+    return data.filter(pa.array(np.isin(codes_data, codes_scope)))
+
+
+def _compaction_changelog(
+    store: FileStore, task: CompactTask, unit: CompactUnit, levels: Levels, written: list[str]
+) -> list[DataFileMeta]:
+    """Changelog files of this compaction for changelog-producer full-compaction / lookup."""
+    producer = store.options.changelog_producer
+    max_level = levels.max_level
+    if producer == ChangelogProducer.FULL_COMPACTION and unit.output_level == max_level and len(unit.runs) == len(
+        levels.sorted_runs()
+    ):
+        scope_files = [f for f in task.files if f.level != max_level]
+        before_files = [f for f in task.files if f.level == max_level]
+    elif producer == ChangelogProducer.LOOKUP and any(f.level == 0 for f in unit.files):
+        scope_files = [f for f in unit.files if f.level == 0]
+        before_files = [f for f in task.files if f.level > 0]
+    else:
+        return []
+    if not scope_files:
+        return []
+    dv = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
+    names = store.schema.field_names
+    keys = [f.name for f in store.key_fields]
+
+    def read(files: list[DataFileMeta]) -> pa.Table:
+        tables = [
+            read_data_file(store, task.partition, task.bucket, f, names, system=(SEQUENCE_NUMBER, VALUE_KIND),
+                           deletion_file=dv.get(f.file_name))
+            for f in sorted(files, key=lambda f: f.min_sequence_number)
+        ]
+        return pa.concat_tables(tables)
+
+    scope = read(scope_files)
+    everything = _restrict_to_keys(read(list(task.files)), scope, keys)
+    old = read(before_files) if before_files else everything.schema.empty_table()
+    old = _restrict_to_keys(old, scope, keys)
+    opts = store.options
+    before = merge_kv(old, schema=store.schema, options=opts, drop_retractions=True)
+    after = merge_kv(everything, schema=store.schema, options=opts, drop_retractions=True)
+    ignore = [c.strip() for c in opts.raw.get("changelog-producer.row-deduplicate-ignore-fields", "").split(",")
+              if c.strip()]
+    log = changelog_of(
+        before, after, keys=keys, value_columns=names,
+        row_deduplicate=opts.raw.get("changelog-producer.row-deduplicate", "false").lower() == "true",
+        ignore_fields=ignore,
+    )
+    if log.num_rows == 0:
+        return []
+    writer = DataFileWriter(store, task.partition, task.bucket, level=0, file_source=FileSource.COMPACT,
+                            prefix="changelog-")
+    try:
+        return writer.write(log.select(names), sequence_numbers=log.column(SEQUENCE_NUMBER).to_numpy(),
+                            kinds=log.column(VALUE_KIND).combine_chunks())
+    finally:
+        written.extend(writer.written_paths)
+
+
 @dataclass(frozen=True, slots=True)
 class CompactOutcome:
     message: CommitMessage | None
@@ -247,6 +308,7 @@ def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
         drop_delete = unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level()
         job = _BucketCompaction(store, task, unit.output_level, drop_delete)
         try:
+            changelog = _compaction_changelog(store, task, unit, levels, job.written)
             job.run(unit)
         except BaseException:
             for p in job.written:
@@ -256,7 +318,7 @@ def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
         rewritten, upgraded = job.rewritten, job.upgraded
     else:
         before, after, written = _append_compact(store, task)
-        rewritten, upgraded = len(before), 0
+        rewritten, upgraded, changelog = len(before), 0, []
     if not before:
         return CompactOutcome(None)
     removed = {f.file_name for f in before} - {f.file_name for f in after}
@@ -267,6 +329,7 @@ def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
         total_buckets=task.total_buckets,
         compact_before=tuple(before),
         compact_after=tuple(after),
+        compact_changelog=tuple(changelog),
         new_index_files=new_index,
         deleted_index_files=old_index,
     )
