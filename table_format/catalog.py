@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from table_format.errors import (
     DatabaseNotFoundError,
+    OptionError,
     SchemaError,
     TableAlreadyExistsError,
     TableFormatError,
@@ -21,7 +22,8 @@ from table_format.errors import (
 )
 from table_format.io.file_io import FileIO
 from table_format.io.paths import SCHEMA_DIR, TablePaths
-from table_format.options import CoreOptions
+from table_format.merge import validate_merge_options
+from table_format.options import CoreOptions, MergeEngine
 from table_format.schema import build_schema
 from table_format.store.file_store import FileStore
 from table_format.store.schema_manager import SchemaManager
@@ -163,6 +165,12 @@ def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) 
     for col in parsed.sequence_fields:
         if col not in schema.field_names:
             raise SchemaError(f"table {identifier!r}: option 'sequence.field' names unknown column {col!r}")
+    validate_merge_options(schema, table=identifier)  # merge engine, aggregate functions, sequence groups
+    if parsed.deletion_vectors_enabled and parsed.merge_engine == MergeEngine.FIRST_ROW:
+        raise OptionError(
+            f"table {identifier!r}: option 'deletion-vectors.enabled' does not go with merge-engine 'first-row' "
+            "(first-row never deletes old data, as Paimon says)"
+        )
 
 
 def load_table_at(file_io: FileIO, path: str, *, identifier: str | None = None) -> Table:

@@ -62,25 +62,20 @@ def num_levels(store: FileStore) -> int:
     return int(store.options.raw.get("num-levels", str(store.options.num_sorted_run_compaction_trigger + 1)))
 
 
-def _rewrites_whole_bucket(store: FileStore) -> bool:
-    """Modes whose readers skip level 0 and trust levels >= 1 without merging (deletion vectors):
-    our compaction then merges the whole bucket into one run, so no deletion vector is needed."""
-    return store.options.deletion_vectors_enabled
-
-
 def pick_unit(store: FileStore, levels: Levels, *, full: bool) -> CompactUnit | None:
     runs = levels.sorted_runs()
     if not runs:
         return None
     max_level = levels.max_level
-    if full or _rewrites_whole_bucket(store):
+    if full:
         if len(runs) == 1 and runs[0].level == max_level:
             return None  # one run on the max level already (CompactStrategy.pickFullCompaction)
         return CompactUnit(max_level, tuple(runs))
     strategy = _strategy(store)
     unit = strategy.pick(levels.num_levels, runs)
     force_l0 = (
-        store.options.changelog_producer == ChangelogProducer.LOOKUP
+        store.options.deletion_vectors_enabled
+        or store.options.changelog_producer == ChangelogProducer.LOOKUP
         or store.options.merge_engine == MergeEngine.FIRST_ROW
         or store.options.raw.get("compaction.force-up-level-0", "false").lower() == "true"
     )
@@ -207,19 +202,23 @@ def _append_compact(store: FileStore, task: CompactTask) -> tuple[list[DataFileM
     return small, after, written
 
 
-def _remaining_deletion_vectors(
-    store: FileStore, task: CompactTask, removed: set[str]
+def _deletion_vector_index(
+    store: FileStore, task: CompactTask, removed: set[str], added: dict[str, np.ndarray]
 ) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...], list[str]]:
-    """Rewrite the bucket's DV index file without the vectors of files that compaction removed."""
-    if task.dv_index_file is None or not task.deletion_files:
+    """The bucket's new DV index file: vectors of removed files dropped, `added` positions merged in.
+
+    Returns (new index files, replaced index files, written paths); nothing when nothing changed.
+    """
+    current = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
+    dropped = set(current) & removed
+    if not dropped and not added:
         return (), (), []
-    keep = {f.file_name: d for f, d in zip(task.files, task.deletion_files, strict=True) if d and f.file_name not in removed}
-    if len(keep) == len([d for d in task.deletion_files if d]):
-        return (), (), []
-    old = (task.dv_index_file,)
-    if not keep:
+    vectors = {name: read_deletion_vector(store.file_io, d) for name, d in current.items() if name not in removed}
+    for name, positions in added.items():
+        vectors[name] = np.union1d(vectors[name], positions) if name in vectors else np.unique(positions)
+    old = (task.dv_index_file,) if task.dv_index_file is not None else ()
+    if not vectors:
         return (), old, []
-    vectors = {name: read_deletion_vector(store.file_io, d) for name, d in keep.items()}
     name = store.paths.new_name("index-")
     path = store.paths.index_file(name)
     size, ranges = write_deletion_vector_file(store.file_io, path, vectors)
@@ -228,6 +227,52 @@ def _remaining_deletion_vectors(
         dv_ranges=tuple(DeletionVectorMeta(n, o, ln, c) for n, o, ln, c in ranges),
     )
     return (meta,), old, [path]
+
+
+def _lookup_deletions(
+    store: FileStore, task: CompactTask, unit: CompactUnit, written: list[str]
+) -> tuple[list[DataFileMeta], list[DataFileMeta], dict[str, np.ndarray]]:
+    """Deletion-vector compaction (LookupMergeTreeCompactRewriter with deletion vectors).
+
+    The unit's files are merged, together with the older versions of their keys found in the higher
+    levels outside the unit, into the output level; those older rows are marked deleted in the
+    deletion vectors of their files instead of rewriting the files. Readers of levels >= 1 then see
+    each key once without merging.
+    """
+    names = store.schema.field_names
+    keys = [f.name for f in store.key_fields]
+    system = (SEQUENCE_NUMBER, VALUE_KIND)
+    dv = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
+    unit_names = {f.file_name for f in unit.files}
+    unit_data = pa.concat_tables([
+        read_data_file(store, task.partition, task.bucket, f, names, system=system, deletion_file=dv.get(f.file_name))
+        for f in sorted(unit.files, key=lambda f: f.min_sequence_number)
+    ])
+    parts = [unit_data]
+    added: dict[str, np.ndarray] = {}
+    for f in task.files:
+        if f.file_name in unit_names or f.level == 0:
+            continue
+        raw = read_data_file(store, task.partition, task.bucket, f, names, system=system)
+        alive = np.ones(raw.num_rows, dtype=bool)
+        if f.file_name in dv:
+            gone = read_deletion_vector(store.file_io, dv[f.file_name])
+            alive[gone[gone < raw.num_rows]] = False
+        codes_unit, codes_file = key_codes([unit_data, raw], keys)
+        hit = alive & np.isin(codes_file, codes_unit)
+        if hit.any():
+            added[f.file_name] = np.flatnonzero(hit)
+            parts.append(raw.filter(pa.array(hit)))
+    data = pa.concat_tables(parts)
+    merged = merge_kv(data, schema=store.schema, options=store.options, drop_retractions=True)
+    writer = DataFileWriter(store, task.partition, task.bucket, level=unit.output_level,
+                            file_source=FileSource.COMPACT)
+    try:
+        after = writer.write(merged.select(names), sequence_numbers=merged.column(SEQUENCE_NUMBER).to_numpy(),
+                             kinds=merged.column(VALUE_KIND).combine_chunks())
+    finally:
+        written.extend(writer.written_paths)
+    return list(unit.files), after, added
 
 
 def _restrict_to_keys(data: pa.Table, scope: pa.Table, keys: list[str]) -> pa.Table:
@@ -307,9 +352,14 @@ def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
             return CompactOutcome(None)
         drop_delete = unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level()
         job = _BucketCompaction(store, task, unit.output_level, drop_delete)
+        dv_added: dict[str, np.ndarray] = {}
         try:
             changelog = _compaction_changelog(store, task, unit, levels, job.written)
-            job.run(unit)
+            if store.options.deletion_vectors_enabled and not task.full:
+                job.before, job.after, dv_added = _lookup_deletions(store, task, unit, job.written)
+                job.rewritten = len(job.before)
+            else:
+                job.run(unit)
         except BaseException:
             for p in job.written:
                 store.file_io.delete_quietly(p)
@@ -318,11 +368,11 @@ def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
         rewritten, upgraded = job.rewritten, job.upgraded
     else:
         before, after, written = _append_compact(store, task)
-        rewritten, upgraded, changelog = len(before), 0, []
+        rewritten, upgraded, changelog, dv_added = len(before), 0, [], {}
     if not before:
         return CompactOutcome(None)
     removed = {f.file_name for f in before} - {f.file_name for f in after}
-    new_index, old_index, index_paths = _remaining_deletion_vectors(store, task, removed)
+    new_index, old_index, index_paths = _deletion_vector_index(store, task, removed, dv_added)
     message = CommitMessage(
         partition=task.partition,
         bucket=task.bucket,
