@@ -56,6 +56,7 @@ class TableWrite:
         self._written_paths: list[str] = []
         self._indexes: dict[bytes, PartitionIndex] = {}
         self._dv_indexes: dict[tuple[bytes, int], IndexFileMeta] = {}
+        self._commits = 0
         self._merge_spec = merge_spec(store.schema, table=store.identifier) if store.has_primary_key else None
         if store.bucket_mode == BucketMode.DYNAMIC and not set(store.schema.partition_keys) <= set(
             store.schema.primary_keys
@@ -95,6 +96,7 @@ class TableWrite:
 
     def prepare_commit(self) -> list[CommitMessage]:
         self._flush()
+        self._commits += 1
         total = self.store.options.bucket if self.store.bucket_mode == BucketMode.FIXED else -1
         new_index: dict[tuple[bytes, int], IndexFileMeta] = {}
         old_index: dict[tuple[bytes, int], IndexFileMeta] = {}
@@ -125,6 +127,11 @@ class TableWrite:
                 compactions.append(compacted)
         return messages + compactions
 
+    def _full_compaction_due(self) -> bool:
+        """`full-compaction.delta-commits` = N: every N-th prepared commit of this writer compacts fully."""
+        every = int(self.store.options.raw.get("full-compaction.delta-commits") or 0)
+        return every > 0 and self._commits % every == 0
+
     def _auto_compact(self, partition: bytes, bucket: int, total: int, state: _BucketState) -> CommitMessage | None:
         """Compaction after a write when the bucket's sorted runs reach the trigger (unless write-only)."""
         store = self.store
@@ -137,7 +144,8 @@ class TableWrite:
             by_name = {r.data_file_name: DeletionFile(path, r.offset, r.length, r.cardinality)
                        for r in dv_index.dv_ranges}
             deletion_files = tuple(by_name.get(f.file_name) for f in state.existing)
-        task = CompactTask(partition, bucket, total, tuple(state.existing), False, deletion_files, dv_index)
+        full = self._full_compaction_due()
+        task = CompactTask(partition, bucket, total, tuple(state.existing), full, deletion_files, dv_index)
         outcome = run_compact_task(store, task)
         self._written_paths.extend(outcome.written_paths)
         message = outcome.message
