@@ -86,7 +86,7 @@ def test_minor_and_full_compaction_read_identically_in_java(oracle: Any, warehou
 
 def test_compaction_upgrades_files_without_rewriting(warehouse: str) -> None:
     t = make(warehouse, "t", **{"write-only": "true", "target-file-size": "1 kb", "bucket": "1"})
-    write_table(t, rows(list(range(0, 200)), "a"))  # one large file, keys 0..199
+    write_table(t, rows(list(range(200)), "a"))  # one large file, keys 0..199
     before = {f["file_path"] for f in t.system_table("files").to_pylist()}
     r = t.maintenance.compact(full=True)
     after = t.system_table("files").to_pylist()
