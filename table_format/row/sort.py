@@ -40,8 +40,17 @@ def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | Non
     n = len(keys[0]) if keys else (0 if initial is None else len(initial))
     perm = np.arange(n, dtype=np.int64) if initial is None else initial
     for k in reversed(keys):
-        perm = perm[np.argsort(k[perm], kind="stable")]
+        perm = perm[np.argsort(_narrow(k)[perm], kind="stable")]
     return perm
+
+
+def _narrow(k: np.ndarray) -> np.ndarray:
+    """Integers spanning < 65536 values as uint16: numpy's stable sort is then a radix sort."""
+    if k.dtype.kind in "iu" and len(k) and k.dtype.itemsize > 2:
+        lo, hi = int(k.min()), int(k.max())
+        if hi - lo < 65536:
+            return (k - lo).astype(np.uint16)
+    return k
 
 
 def last_of_runs(sorted_keys: Sequence[np.ndarray]) -> np.ndarray:

@@ -8,7 +8,9 @@ highest one already committed in each bucket (MergeTreeWriter.newSequenceNumber)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +44,21 @@ class _BucketState:
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
     existing: list[DataFileMeta] = field(default_factory=list)  # committed live files (for compaction)
+
+
+def _input_ranks(group_code: np.ndarray) -> np.ndarray:
+    """For each row, how many rows of its group come before it in input order."""
+    n = len(group_code)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    dense = group_code if 0 <= group_code.min() and group_code.max() < (1 << 20) else np.unique(
+        group_code, return_inverse=True)[1]
+    order = stable_sort_indices([dense])
+    counts = np.bincount(dense)
+    group_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n, dtype=np.int64) - group_start[dense[order]]
+    return ranks
 
 
 class TableWrite:
@@ -220,10 +237,9 @@ class TableWrite:
         group_code = self._group_codes(rows, part_cols, buckets)
         # keys, then sequence.field (nulls first, as Paimon's sort buffer), then input order
         key_arrays = [sortable(rows.column(c)) for c in key_cols] + [sequence_rank(rows.column(c)) for c in seq_cols]
+        ranks = _input_ranks(group_code)  # sequence numbers follow input order within each bucket
         perm = stable_sort_indices([group_code, *key_arrays]) if key_arrays or group_code.any() else None
         if perm is not None:
-            rows = rows.take(pa.array(perm))
-            kinds = kinds.take(pa.array(perm)) if kinds is not None else None
             group_code = group_code[perm]
             key_arrays = [k[perm] for k in key_arrays]
             buckets = buckets[perm]
@@ -232,23 +248,23 @@ class TableWrite:
         bounds = np.flatnonzero(group_code[:-1] != group_code[1:]) + 1
         starts = np.concatenate([[0], bounds]).astype(np.int64)
         ends = np.concatenate([bounds, [n]]).astype(np.int64)
-        partitions = self._partition_rows(rows, part_cols, starts)
+        partitions = self._partition_rows(rows, part_cols, perm[starts])
         self._restore([(p, int(buckets[s])) for p, s in zip(partitions, starts, strict=True)])
+        jobs = []
         for partition, start, end in zip(partitions, starts, ends, strict=True):
-            bucket = int(buckets[start])
+            state = self._buckets[(partition, int(buckets[start]))]
+            seqs = state.next_sequence + ranks[perm[start:end]]
+            state.next_sequence += int(end - start)
+            jobs.append((partition, int(buckets[start]), perm[start:end], seqs,
+                         [k[start:end] for k in key_arrays[: len(key_cols)]]))
+
+        def write_bucket(job: tuple[bytes, int, np.ndarray, np.ndarray, list[np.ndarray]]) -> None:
+            partition, bucket, index, seqs, keys = job
             state = self._buckets[(partition, bucket)]
-            count = int(end - start)
-            order = perm[start:end]
-            # sequence numbers follow input order within the bucket
-            if count > 1 and np.any(order[1:] < order[:-1]):
-                ranks = np.empty(count, dtype=np.int64)
-                ranks[np.argsort(order, kind="stable")] = np.arange(count, dtype=np.int64)
-            else:
-                ranks = np.arange(count, dtype=np.int64)
-            seqs = state.next_sequence + ranks
-            state.next_sequence += count
-            slice_rows = rows.slice(start, count)
-            slice_kinds = kinds.slice(start, count) if kinds is not None else None
+            take = pa.array(index)
+            in_order = len(index) == n and bool(np.all(index == np.arange(n)))
+            slice_rows = rows if in_order else rows.take(take)
+            slice_kinds = kinds.take(take) if kinds is not None else None
             if store.has_primary_key and store.options.changelog_producer == ChangelogProducer.INPUT:
                 changelog = DataFileWriter(store, partition, bucket, prefix="changelog-")
                 try:
@@ -258,8 +274,7 @@ class TableWrite:
                 finally:
                     self._written_paths.extend(changelog.written_paths)
             if key_cols:
-                merged = self._merge_buffer(slice_rows, slice_kinds, seqs,
-                                            [k[start:end] for k in key_arrays[: len(key_cols)]])
+                merged = self._merge_buffer(slice_rows, slice_kinds, seqs, keys)
                 if merged is not None:
                     slice_rows, slice_kinds, seqs = merged
             writer = DataFileWriter(store, partition, bucket)
@@ -267,6 +282,12 @@ class TableWrite:
                 state.new_files.extend(writer.write(slice_rows, sequence_numbers=seqs, kinds=slice_kinds))
             finally:
                 self._written_paths.extend(writer.written_paths)
+
+        if len(jobs) == 1:
+            write_bucket(jobs[0])
+        else:  # buckets are independent: write them in parallel (pyarrow releases the GIL)
+            with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
+                list(pool.map(write_bucket, jobs))
 
     def _group_codes(self, rows: pa.Table, part_cols: list[str], buckets: np.ndarray) -> np.ndarray:
         """One int64 per row identifying its (partition, bucket), ordered by partition then bucket."""
