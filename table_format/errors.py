@@ -23,6 +23,10 @@ class TableAlreadyExistsError(TableFormatError):
     """create_table / create_database on a name that already exists."""
 
 
+class TagAlreadyExistsError(TableFormatError):
+    """create_tag on a tag name that already exists."""
+
+
 class DatabaseNotFoundError(TableNotFoundError):
     """The database does not exist in the catalog."""
 
@@ -33,6 +37,10 @@ class CommitConflictError(TableFormatError):
 
 class CommitFailedError(TableFormatError):
     """A commit could not be published (retries exhausted, I/O failure); nothing became visible."""
+
+
+class CommitOutcomeUnknownError(CommitFailedError):
+    """Publishing a snapshot failed in a way that leaves open whether it landed; its files were kept."""
 
 
 class CorruptMetadataError(TableFormatError):

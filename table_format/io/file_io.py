@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from table_format.errors import TableFormatError
+from table_format.io.lock import CommitLock
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,20 +35,33 @@ class FileStatus:
 class FileIO:
     """Byte-level file access for one filesystem; picklable (executors rebuild it from the URI)."""
 
-    def __init__(self, fs: pafs.FileSystem, *, local: bool) -> None:
+    def __init__(self, fs: pafs.FileSystem, *, local: bool, commit_lock: CommitLock | None = None) -> None:
         self.fs = fs
         self.local = local
+        self.commit_lock = commit_lock
+
+    @property
+    def atomic_create(self) -> bool:
+        """True when try_create is create-if-absent by itself (local disk: link(2)); else it needs a lock."""
+        return self.local
 
     @staticmethod
-    def for_uri(uri: str) -> tuple[FileIO, str]:
+    def for_uri(uri: str, *, commit_lock: CommitLock | None = None) -> tuple[FileIO, str]:
         """(FileIO, path inside that filesystem) for a local path or a URI pyarrow.fs understands."""
         if "://" not in uri:
-            return FileIO(pafs.LocalFileSystem(), local=True), os.path.abspath(uri)
+            return FileIO(pafs.LocalFileSystem(), local=True, commit_lock=commit_lock), os.path.abspath(uri)
         try:
             fs, path = pafs.FileSystem.from_uri(uri)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
             raise TableFormatError(f"cannot open warehouse {uri!r}: {e}") from None
-        return FileIO(fs, local=isinstance(fs, pafs.LocalFileSystem)), path
+        return FileIO(fs, local=isinstance(fs, pafs.LocalFileSystem), commit_lock=commit_lock), path
+
+    @staticmethod
+    def path_of(uri: str) -> str:
+        """The path inside its filesystem of a local path or URI (what for_uri returns beside the FileIO)."""
+        if "://" not in uri:
+            return os.path.abspath(uri)
+        return FileIO.for_uri(uri)[1]
 
     # ---- reads ---------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -117,9 +131,17 @@ class FileIO:
 
         Local disk: the content is written and fsynced to a temp file, then hard-linked to the
         target (atomic, fails if the target exists, safe across processes). Other stores: an
-        existence check followed by a write (safe only with a single committer per table or a
-        commit lock; see docs/commit-protocol.md).
+        existence check followed by a write, safe only with a single committer per table or a
+        commit lock. With a `commit_lock` the whole operation runs under the lock of the table
+        (the directory two levels up: `<table>/snapshot/snapshot-N`, `<table>/schema/schema-N`,
+        `<table>/tag/tag-X`); see docs/commit-protocol.md.
         """
+        if self.commit_lock is not None:
+            with self.commit_lock.lock(lock_key(path)):
+                return self._create_if_absent(path, data)
+        return self._create_if_absent(path, data)
+
+    def _create_if_absent(self, path: str, data: bytes) -> bool:
         if self.local:
             parent = os.path.dirname(path)
             os.makedirs(parent, exist_ok=True)
@@ -158,7 +180,26 @@ class FileIO:
     def delete_dir(self, path: str) -> None:
         self.fs.delete_dir(path)
 
+    def delete_empty_dir(self, path: str) -> bool:
+        """Remove a directory only if it is empty (never recursively); True if it was removed."""
+        if self.local:
+            try:
+                os.rmdir(path)
+            except OSError:
+                return False
+            return True
+        info = self.fs.get_file_info(path)
+        if info.type != pafs.FileType.Directory or self.list_dir(path):
+            return False
+        self.fs.delete_dir(path)
+        return True
+
     @staticmethod
     def _temp_path(path: str) -> str:
         parent, name = path.rsplit("/", 1)
         return f"{parent}/.{name}.{uuid.uuid4()}.tmp"
+
+
+def lock_key(path: str) -> str:
+    """The table a create-if-absent path belongs to: `<table>/<metadata dir>/<file>` -> `<table>`."""
+    return path.rstrip("/").rsplit("/", 2)[0]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
-
-from table_format.maintenance.expire import expire_snapshots
-from table_format.maintenance.orphan_clean import remove_orphan_files
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from table_format.maintenance.compact import compact
+from table_format.maintenance.expire import expire_snapshots
+from table_format.maintenance.orphan_clean import remove_orphan_files
 from table_format.maintenance.rescale import rescale
 from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
 from table_format.store.file_store import FileStore

@@ -15,7 +15,7 @@ from table_format.maintenance.results import CompactResult
 from table_format.meta.manifest import FileKind, IndexFileMeta, ManifestEntry
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
-from table_format.write.commit import FileStoreCommit
+from table_format.write.commit import FileStoreCommit, commit_landed
 from table_format.write.compact_task import CompactOutcome, CompactTask, run_compact_task
 
 
@@ -59,12 +59,15 @@ def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> C
     messages = [o.message for o in outcomes if o.message is not None]
     if not messages:
         return CompactResult(snapshot_id=None)
+    committer = FileStoreCommit(store)
+    base_id = store.snapshots.latest_id()
     try:
-        sid = FileStoreCommit(store).commit(messages)
+        sid = committer.commit(messages)
     except BaseException:
-        for o in outcomes:
-            for p in o.written_paths:
-                store.file_io.delete_quietly(p)
+        if not commit_landed(store, committer.commit_user, base_id):  # never delete what a snapshot may use
+            for o in outcomes:
+                for p in o.written_paths:
+                    store.file_io.delete_quietly(p)
         raise
     return CompactResult(
         snapshot_id=sid,

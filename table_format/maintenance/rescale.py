@@ -24,7 +24,7 @@ from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
-from table_format.write.commit import FileStoreCommit, Overwrite
+from table_format.write.commit import FileStoreCommit, Overwrite, commit_landed
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
 
@@ -96,18 +96,20 @@ def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, 
         return RescaleResult(snapshot_id=None, bucket=bucket), new_store
     messages: list[CommitMessage] = []
     rows = 0
+    committer = FileStoreCommit(new_store)
     try:
         for task in tasks:
             msgs, n = run_rescale_task(store, new_store, task)
             messages.extend(msgs)
             rows += n
         chosen = {t.partition for t in tasks}
-        sid = FileStoreCommit(new_store).commit(
+        sid = committer.commit(
             messages, overwrite=Overwrite(lambda p: p in chosen, base_snapshot_id=tasks[0].snapshot_id)
         )
     except BaseException:
-        for m in messages:
-            for f in m.new_files:
-                new_store.file_io.delete_quietly(new_store.data_file_path(m.partition, m.bucket, f.file_name))
+        if not commit_landed(new_store, committer.commit_user, tasks[0].snapshot_id):
+            for m in messages:
+                for f in m.new_files:
+                    new_store.file_io.delete_quietly(new_store.data_file_path(m.partition, m.bucket, f.file_name))
         raise
     return RescaleResult(snapshot_id=sid, bucket=bucket, rewritten_partitions=len(tasks), rewritten_rows=rows), new_store

@@ -28,6 +28,7 @@ class OrphanCleanResult:
     deleted_files: tuple[str, ...]
     bytes_freed: int
     dry_run: bool
+    removed_directories: tuple[str, ...] = ()  # empty bucket/partition directories removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +37,18 @@ class RescaleResult:
     bucket: int
     rewritten_partitions: int = 0
     rewritten_rows: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTagResult:
+    tag: str
+    snapshot_id: int  # the snapshot the tag pointed to
+    deleted_files: tuple[str, ...]  # the tag file, plus data/metadata files only this tag still used
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackResult:
+    snapshot_id: int  # the snapshot the table is now at (its LATEST)
+    removed_snapshots: tuple[int, ...]
+    removed_tags: tuple[str, ...]
+    deleted_files: tuple[str, ...]

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -73,10 +74,10 @@ SCENARIOS = [
     Scenario("pk-dt", Layout("pk", ("dt",), "parquet")),
     Scenario("pk-dv", Layout("pk", (), "parquet"), {"deletion-vectors.enabled": "true"}),
     Scenario("dynamic-bucket", Layout("pk", ("dt",), "orc"), {"bucket": "-1", "dynamic-bucket.target-row-num": "3"}),
-    Scenario("lookup-changelog", Layout("pk", ("p",), "avro"), {"changelog-producer": "lookup"}),
+    Scenario("lookup-changelog", Layout("pk", ("p",), "parquet"), {"changelog-producer": "lookup"}),
     Scenario("input-changelog", Layout("pk-rowkind", (), "parquet"), {"changelog-producer": "input"}),
     Scenario("append-unaware", Layout("append-unaware", ("dt",), "parquet")),
-    Scenario("append-bucket", Layout("append-bucket", ("p",), "orc")),
+    Scenario("append-bucket", Layout("append-bucket", ("p",), "avro")),
 ]
 
 
@@ -141,9 +142,10 @@ def test_java_table_maintained_here_read_by_java(oracle: Any, warehouse: str, sc
     table = load(warehouse, "t")
     step_ids = sorted(states)
     tags: dict[str, list[str]] = {}
-    for tag, sid in (("early", step_ids[1]), ("middle", step_ids[3])):
-        table.create_tag(tag, snapshot_id=sid)
-        tags[tag] = states[sid]
+    # "early" carries tagCreateTime/tagTimeRetained (a Tag), "middle" is a plain snapshot JSON
+    table.create_tag("early", snapshot_id=step_ids[1], time_retained=dt.timedelta(days=3, milliseconds=5))
+    table.create_tag("middle", snapshot_id=step_ids[3])
+    tags["early"], tags["middle"] = states[step_ids[1]], states[step_ids[3]]
     assert_readable(oracle, warehouse, "t", states, tags)
 
     # dry run: nothing changes
@@ -176,7 +178,7 @@ def test_java_table_maintained_here_read_by_java(oracle: Any, warehouse: str, sc
 
     extra = Step([("+I", r(i, 9)) for i in (1, 40, 41)])
     ours_id = write_steps_ours(table, SCENARIO_COLUMNS, [extra])[0]
-    assert ours_id == early + 1
+    assert ours_id >= early + 1  # (+1 more when the writer compacts, as with deletion vectors)
     spec = layout_spec(warehouse, "t", scenario.layout, [Step([("+I", r(i, 10)) for i in (2, 42)])], compact=False)
     spec["schema"]["options"].update(scenario.options)
     spec["if_exists"] = "append"
@@ -200,10 +202,20 @@ def _copy(warehouse: str, src: str, dst: str) -> Table:
     return load(warehouse, dst)
 
 
+_NEWER_SNAPSHOT_KEYS = ("baseManifestListSize", "deltaManifestListSize", "changelogManifestListSize")
+
+
+def _tag_json(data: bytes) -> dict[str, Any]:
+    """A tag file without the snapshot keys Paimon 0.9 does not know (it drops them when it writes a tag; we keep
+    the snapshot's JSON as it is)."""
+    obj = json.loads(data)
+    return {k: v for k, v in obj.items() if k not in _NEWER_SNAPSHOT_KEYS}
+
+
 def _assert_same_files(java: Table, ours: Table, what: str) -> None:
     a, b = tree_with_content(java.path), tree_with_content(ours.path)
     assert sorted(set(a) - set(b)) == [] and sorted(set(b) - set(a)) == [], what
-    differing = [k for k in a if a[k] != b[k]]
+    differing = [k for k in a if a[k] != b[k] and not (k.startswith("tag/") and _tag_json(a[k]) == _tag_json(b[k]))]
     assert differing == [], what
 
 
@@ -238,7 +250,7 @@ def test_same_files_as_paimon_0_9(oracle: Any, java_maintenance: Any, warehouse:
     ours.rollback_to(tag="t1")
     java_files, our_files = tree(java.path), tree(ours.path)
     assert our_files - java_files == set()
-    leaked = java_files - our_files - {"snapshot/snapshot-%d" % step_ids[1]}
+    leaked = java_files - our_files - {f"snapshot/snapshot-{step_ids[1]}"}
     assert not leaked & references(java).named, "we deleted a file Java's table still references"
     assert java_lines(oracle, warehouse, "java") == java_lines(oracle, warehouse, "ours") == states[step_ids[1]]
 
@@ -249,11 +261,15 @@ def test_same_files_as_paimon_0_9(oracle: Any, java_maintenance: Any, warehouse:
     ours.maintenance.remove_orphan_files(older_than=dt.datetime.fromtimestamp(cutoff / 1000), dry_run=False)
     assert_no_orphans(ours)
     java_files, our_files = tree(java.path), tree(ours.path)
-    assert our_files - java_files == set()
-    if scenario.changelog:
-        lost = java_files ^ our_files
-        assert lost <= references(ours).needed  # Java deleted live files: its 0.9 bug
-        assert len(java_deleted) >= len(lost)
+    if ours.snapshots()[0].changelog_manifest_list:
+        # the restored snapshot's changelog manifest list expired with it: 0.9 then counts nothing as used by
+        # it and deletes its live files (the table becomes unreadable); we keep them
+        assert java_files <= our_files
+        lost = our_files - java_files
+        assert lost and lost <= references(ours).needed
+        assert lost <= {p.split(f"/{DB}.db/java/", 1)[1] for p in java_deleted}
+        with pytest.raises(oracle.Error):
+            java_lines(oracle, warehouse, "java")
     else:
         assert java_files == our_files
         assert directories(ours.path) <= directories(java.path)  # we also remove emptied bucket directories
@@ -267,11 +283,11 @@ def test_rollback_after_upgrade_compaction_keeps_files_java_0_9_deletes(
     layout = Layout("pk", (), "parquet")
     first = Step([("+I", r(i, 1)) for i in range(1, 13)])
     ids = oracle.write_spec(layout_spec(warehouse, "src", layout, [first], compact=True))["snapshot_after_each_step"]
-    assert ids == [1]
+    assert ids == [1, 2]  # the append, then the final compaction
     src = load(warehouse, "src")
     assert [s.commit_kind.value for s in src.snapshots()] == ["APPEND", "COMPACT"]
     assert {f["level"] for f in src.system_table("files").to_pylist()} == {5}  # upgraded, not rewritten
-    java, ours = _copy(warehouse, "src", "java"), _copy(warehouse, "src", "ours")
+    _java, ours = _copy(warehouse, "src", "java"), _copy(warehouse, "src", "ours")
     java_maintenance.call("rollback-snapshot", warehouse, DB, "java", 1)
     ours.rollback_to(snapshot_id=1)
     expected = expected_after_each_step(layout, [first])[0]
@@ -307,6 +323,8 @@ def test_java_expires_our_tables_like_we_do(oracle: Any, java_maintenance: Any, 
                                   int(time.time() * 1000) + 1, 50)
             ours.maintenance.expire_snapshots(retain_min=retain, older_than=NOW, dry_run=False)
             _assert_same_files(java, ours, f"{kind} expire retain_min={retain}")
+            for sid in snapshot_ids(ours):
+                assert java_lines(oracle, warehouse, f"{name}_ours", sid) == our_lines(ours, sid)
         assert java_lines(oracle, warehouse, f"{name}_ours") == our_lines(ours)
         assert java_tag_lines(oracle, warehouse, f"{name}_ours", "t2") == our_tag_lines(ours, "t2")
 

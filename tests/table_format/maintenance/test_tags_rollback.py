@@ -42,7 +42,8 @@ def test_tag_with_time_retained(warehouse: str) -> None:
     with open(os.path.join(table.path, "tag", "tag-kept")) as f:
         text = f.read()
     tag = tag_from_json(text)
-    assert tag.snapshot == Snapshot.from_json(open(os.path.join(table.path, "snapshot", "snapshot-2")).read())
+    with open(os.path.join(table.path, "snapshot", "snapshot-2")) as f:
+        assert tag.snapshot == Snapshot.from_json(f.read())
     assert tag.time_retained == dt.timedelta(days=2, seconds=5)
     assert '"tagTimeRetained" : 172805.000000000' in text
     assert abs(tag.create_time - dt.datetime.now()) < dt.timedelta(minutes=1)
@@ -50,7 +51,8 @@ def test_tag_with_time_retained(warehouse: str) -> None:
     other = new_table(warehouse, name="u", options={"tag.default-time-retained": "1 h"})
     history(other, 1)
     other.create_tag("t")
-    assert json.loads(open(os.path.join(other.path, "tag", "tag-t")).read())["tagTimeRetained"] == 3600.0
+    with open(os.path.join(other.path, "tag", "tag-t")) as f:
+        assert json.loads(f.read())["tagTimeRetained"] == 3600.0
 
 
 @pytest.mark.parametrize("name", ["", "  ", "a/b", "..", ".hidden", " x", "x\n", "a\\b", "x" * 201])
