@@ -14,9 +14,14 @@ import pyarrow.compute as pc
 
 from table_format.data.arrow_schema import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
-from table_format.data.file_format import read_file
+from table_format.data.file_format import format_of, read_file
 from table_format.meta.manifest import DataFileMeta
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
+from table_format.types import CharType
+
+
+_SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 
 
 def _cast_column(col: pa.ChunkedArray | pa.Array, field: pa.Field) -> pa.ChunkedArray | pa.Array:
@@ -46,6 +51,7 @@ def read_data_file(
         file_names.append(old.name if old is not None else None)
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
     raw = read_file(store.file_io, path, columns=[c for c in file_names if c] + list(system))
+    orc = format_of(file.file_name) == "orc"
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
         if len(deleted):
@@ -57,11 +63,19 @@ def read_data_file(
     for n, fn in zip(names, file_names, strict=True):
         field = to_arrow_field(current.field(n))
         if fn is not None and fn in raw.column_names:
-            arrays.append(_cast_column(raw.column(fn), field))
+            col = _cast_column(raw.column(fn), field)
+            if orc and isinstance(current.field(n).type, CharType):
+                col = pc.utf8_rtrim(col, characters=" ")  # ORC pads CHAR(n) with spaces; Java's ORC reader trims
+            arrays.append(col)
         else:
             arrays.append(pa.nulls(raw.num_rows, field.type))
         fields.append(field)
     for s in system:
-        arrays.append(raw.column(s))
-        fields.append(raw.schema.field(s))
+        # Avro files hold _VALUE_KIND as int and ORC may widen: system columns get their canonical types
+        canonical = _SYSTEM_TYPES.get(s)
+        col = raw.column(s)
+        if canonical is not None and col.type != canonical:
+            col = pc.cast(col, canonical)
+        arrays.append(col)
+        fields.append(pa.field(s, col.type, nullable=False))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
