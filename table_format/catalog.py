@@ -21,6 +21,7 @@ from table_format.errors import (
     TableNotFoundError,
 )
 from table_format.io.file_io import FileIO
+from table_format.io.lock import CommitLock
 from table_format.io.paths import SCHEMA_DIR, TablePaths
 from table_format.merge import validate_merge_options
 from table_format.options import CoreOptions, MergeEngine
@@ -53,9 +54,20 @@ def split_identifier(identifier: str) -> tuple[str, str]:
 class FileSystemCatalog:
     """A warehouse of Paimon tables on a filesystem."""
 
-    def __init__(self, warehouse: str) -> None:
+    def __init__(self, warehouse: str, *, file_io: FileIO | None = None, commit_lock: CommitLock | None = None) -> None:
+        """`file_io`: the FileIO to use instead of one made from the warehouse URI (a wrapper, a test double);
+        the warehouse is then a path inside its filesystem. `commit_lock`: makes snapshot publication safe on
+        stores without create-if-absent (S3 through pyarrow.fs); installed on the FileIO, see
+        docs/commit-protocol.md."""
         self.warehouse_uri = str(warehouse)
-        self.file_io, self.warehouse = FileIO.for_uri(self.warehouse_uri)
+        if commit_lock is not None and not isinstance(commit_lock, CommitLock):
+            raise OptionError(f"commit_lock must have a lock(key) context manager method, got {commit_lock!r}")
+        if file_io is None:
+            self.file_io, self.warehouse = FileIO.for_uri(self.warehouse_uri, commit_lock=commit_lock)
+        else:
+            self.file_io, self.warehouse = file_io, FileIO.path_of(self.warehouse_uri)
+            if commit_lock is not None:
+                file_io.commit_lock = commit_lock
 
     def __repr__(self) -> str:
         return f"FileSystemCatalog({self.warehouse_uri!r})"
@@ -183,7 +195,12 @@ def load_table_at(file_io: FileIO, path: str, *, identifier: str | None = None) 
     return Table(FileStore(identifier=ident, file_io=file_io, paths=paths, schema=schema))
 
 
-def open_table(path: str) -> Table:
+def open_table(path: str, *, file_io: FileIO | None = None, commit_lock: CommitLock | None = None) -> Table:
     """Open a table by its path or URI, without a catalog (the Spark data source uses this)."""
-    file_io, inner = FileIO.for_uri(path)
+    if file_io is None:
+        file_io, inner = FileIO.for_uri(path, commit_lock=commit_lock)
+    else:
+        inner = FileIO.path_of(path)
+        if commit_lock is not None:
+            file_io.commit_lock = commit_lock
     return load_table_at(file_io, inner)

@@ -7,25 +7,44 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from table_format.data.file_format import format_of
-from table_format.errors import SchemaError
+from table_format.errors import SchemaError, TableFormatError
 from table_format.io.paths import TAG_PREFIX
 from table_format.meta.snapshot import tag_from_json
+from table_format.partition_path import partition_value_string
 from table_format.row.binary_row import decode_row
 from table_format.store.file_store import FileStore
+from table_format.types import BigIntType, DataType
 
 
 def _millis(ms: int | None) -> dt.datetime | None:
     return None if ms is None else dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
 
 
-def _row_string(values: tuple[Any, ...]) -> str:
-    return "[" + ", ".join("null" if v is None else str(v) for v in values) + "]"
+def _java_string(value: Any, t: DataType) -> str:
+    """String.valueOf of Paimon's internal value, as Java's system tables print it (DATE as epoch days,
+    TIMESTAMP as LocalDateTime.toString, booleans as true/false, null as null)."""
+    if value is None:
+        return "null"
+    try:
+        text = partition_value_string(value, t)
+    except (TableFormatError, TypeError):
+        return str(value)
+    return "null" if text is None else text
+
+
+def _row_string(values: Sequence[Any], types: Sequence[DataType]) -> str:
+    return "[" + ", ".join(_java_string(v, t) for v, t in zip(values, types, strict=True)) + "]"
+
+
+def _stats_string(cols: Sequence[str], values: Sequence[Any], types: Sequence[DataType]) -> str:
+    items = sorted(zip(cols, values, types, strict=True), key=lambda item: item[0])
+    return "{" + ", ".join(f"{c}={_java_string(v, t)}" for c, v, t in items) + "}"
 
 
 def _snapshots(store: FileStore) -> pa.Table:
@@ -100,7 +119,7 @@ def _files(store: FileStore) -> pa.Table:
         maxs = decode_row(f.value_stats.max_values, types)
         nulls = list(f.value_stats.null_counts)
         rows.append({
-            "partition": _row_string(store.decode_partition(e.partition)),
+            "partition": _row_string(store.decode_partition(e.partition), store.partition_types),
             "bucket": e.bucket,
             "file_path": store.data_file_path(e.partition, e.bucket, f.file_name, f.external_path),
             "file_format": format_of(f.file_name),
@@ -108,11 +127,11 @@ def _files(store: FileStore) -> pa.Table:
             "level": f.level,
             "record_count": f.row_count,
             "file_size_in_bytes": f.file_size,
-            "min_key": _row_string(decode_row(f.min_key, key_types)) if key_types else None,
-            "max_key": _row_string(decode_row(f.max_key, key_types)) if key_types else None,
-            "null_value_counts": "{" + ", ".join(f"{c}={n}" for c, n in sorted(zip(cols, nulls, strict=False))) + "}",
-            "min_value_stats": "{" + ", ".join(f"{c}={v}" for c, v in sorted(zip(cols, mins, strict=True))) + "}",
-            "max_value_stats": "{" + ", ".join(f"{c}={v}" for c, v in sorted(zip(cols, maxs, strict=True))) + "}",
+            "min_key": _row_string(decode_row(f.min_key, key_types), key_types) if key_types else None,
+            "max_key": _row_string(decode_row(f.max_key, key_types), key_types) if key_types else None,
+            "null_value_counts": _stats_string(cols, nulls, [BigIntType()] * len(cols)),
+            "min_value_stats": _stats_string(cols, mins, types),
+            "max_value_stats": _stats_string(cols, maxs, types),
             "min_sequence_number": f.min_sequence_number,
             "max_sequence_number": f.max_sequence_number,
             "creation_time": _millis(f.creation_time),
@@ -150,7 +169,9 @@ def _grouped(store: FileStore, by_bucket: bool) -> pa.Table:
         a[3] = max(a[3], e.file.creation_time or 0)
     items = sorted(acc.items())
     cols: dict[str, pa.Array] = {
-        "partition": pa.array([_row_string(store.decode_partition(p)) for (p, _), _ in items], pa.string())
+        "partition": pa.array(
+            [_row_string(store.decode_partition(p), store.partition_types) for (p, _), _ in items], pa.string()
+        )
     }
     if by_bucket:
         cols["bucket"] = pa.array([b for (_, b), _ in items], pa.int32())

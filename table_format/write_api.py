@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from table_format.errors import SchemaError
 from table_format.table import Table
+from table_format.write.commit import commit_landed
 
 
 def write_table(
@@ -30,6 +32,9 @@ def write_table(
     overwrite = mode == "overwrite"
     accept = table.partition_filter(overwrite_partitions) if overwrite_partitions is not None else None
     writer = table.new_write(overwrite=overwrite)
+    commit_user = str(uuid.uuid4())
+    base_id: int | None = None
+    committing = False
     try:
         writer.write(data)
         messages = writer.prepare_commit()
@@ -43,7 +48,12 @@ def write_table(
                 )
         if not messages and not overwrite:
             return None
-        return table.commit(messages, overwrite=overwrite and accept is None, overwrite_partitions=overwrite_partitions)
+        base_id = table.store.snapshots.latest_id()
+        committing = True
+        return table.commit(messages, overwrite=overwrite and accept is None, overwrite_partitions=overwrite_partitions,
+                            commit_user=commit_user)
     except BaseException:
-        writer.abort()
+        # never delete the files of a commit that may have landed (an interrupted or uncertain publication)
+        if not committing or not commit_landed(table.store, commit_user, base_id):
+            writer.abort()
         raise

@@ -202,62 +202,54 @@ class Pypaimon:
                 workdir,
             )
 
-    def write_many(
-        self,
-        warehouse: str,
-        identifier: str,
-        steps: Sequence[Mapping[str, Any]],
-        *,
-        primary_keys: Sequence[str] = (),
-        partition_keys: Sequence[str] = (),
-        options: Mapping[str, str] | None = None,
-        row_kind_column: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Several ``write`` calls (one commit each) in one pypaimon process, which saves its ~2 s start-up.
+    def batch(self, warehouse: str, requests: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """Several writes and reads, in order, in one pypaimon process (its start-up alone takes about 2 s).
 
-        ``steps``: ``{"data": pa.Table, "mode": "append" | "overwrite", "overwrite_partition": {...} | None}``.
-        Returns one ``{"snapshot_id": N}`` per step.
+        A request is ``{"op": "write", "identifier", "data": pa.Table, ...}`` with the keyword arguments of
+        ``write`` (``primary_keys``, ``partition_keys``, ``options``, ``mode``, ``overwrite_partition``,
+        ``row_kind_column``), or ``{"op": "read", "identifier", "snapshot_id": N | None}``. Returns, per request,
+        ``{"snapshot_id": N}`` (write) or the rows as a ``pa.Table`` (read).
         """
         with tempfile.TemporaryDirectory(dir=self.scratch) as workdir:
-            requests = []
-            for i, step in enumerate(steps):
-                mode = step.get("mode", "append")
-                if mode not in ("append", "overwrite"):
-                    raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}")
-                data = step["data"] if isinstance(step["data"], pa.Table) else pa.table(step["data"])
-                input_path = os.path.join(workdir, f"input-{i}.arrow")
-                with pa.OSFile(input_path, "wb") as sink, ipc.new_file(sink, data.schema) as writer:
-                    writer.write_table(data)
-                partition = step.get("overwrite_partition")
-                requests.append({
-                    "op": "write",
-                    "warehouse": warehouse,
-                    "identifier": identifier,
-                    "input": input_path,
-                    "primary_keys": list(primary_keys),
-                    "partition_keys": list(partition_keys),
-                    "options": dict(options or {}),
-                    "mode": mode,
-                    "overwrite_partition": None if partition is None else dict(partition),
-                    "row_kind_column": row_kind_column,
-                })
-            return list(self._run({"op": "batch", "requests": requests}, workdir)["results"])
+            wire = []
+            outputs: dict[int, str] = {}
+            for i, req in enumerate(requests):
+                if req["op"] == "write":
+                    mode = req.get("mode", "append")
+                    if mode not in ("append", "overwrite"):
+                        raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+                    data = req["data"] if isinstance(req["data"], pa.Table) else pa.table(req["data"])
+                    input_path = os.path.join(workdir, f"input-{i}.arrow")
+                    with pa.OSFile(input_path, "wb") as sink, ipc.new_file(sink, data.schema) as writer:
+                        writer.write_table(data)
+                    partition = req.get("overwrite_partition")
+                    wire.append({
+                        "op": "write",
+                        "warehouse": warehouse,
+                        "identifier": req["identifier"],
+                        "input": input_path,
+                        "primary_keys": list(req.get("primary_keys") or ()),
+                        "partition_keys": list(req.get("partition_keys") or ()),
+                        "options": dict(req.get("options") or {}),
+                        "mode": mode,
+                        "overwrite_partition": None if partition is None else dict(partition),
+                        "row_kind_column": req.get("row_kind_column"),
+                    })
+                elif req["op"] == "read":
+                    outputs[i] = os.path.join(workdir, f"output-{i}.arrow")
+                    wire.append({"op": "read", "warehouse": warehouse, "identifier": req["identifier"],
+                                 "output": outputs[i], "snapshot_id": req.get("snapshot_id")})
+                else:
+                    raise ValueError(f"op must be 'write' or 'read', got {req['op']!r}")
+            results: list[Any] = list(self._run({"op": "batch", "requests": wire}, workdir)["results"])
+            for i, out in outputs.items():
+                with pa.memory_map(out) as source:
+                    results[i] = ipc.open_file(source).read_all()
+            return results
 
     def read_many(self, warehouse: str, reads: Sequence[tuple[str, int | None]]) -> list[pa.Table]:
         """Several ``read`` calls, ``(identifier, snapshot_id or None)`` each, in one pypaimon process."""
-        with tempfile.TemporaryDirectory(dir=self.scratch) as workdir:
-            outputs = [os.path.join(workdir, f"output-{i}.arrow") for i in range(len(reads))]
-            requests = [
-                {"op": "read", "warehouse": warehouse, "identifier": identifier, "output": out,
-                 "snapshot_id": snapshot_id}
-                for (identifier, snapshot_id), out in zip(reads, outputs, strict=True)
-            ]
-            self._run({"op": "batch", "requests": requests}, workdir)
-            tables = []
-            for out in outputs:
-                with pa.memory_map(out) as source:
-                    tables.append(ipc.open_file(source).read_all())
-            return tables
+        return self.batch(warehouse, [{"op": "read", "identifier": i, "snapshot_id": s} for i, s in reads])
 
     def read(self, warehouse: str, identifier: str, *, snapshot_id: int | None = None) -> pa.Table:
         """Batch read of the merged table (latest snapshot or ``snapshot_id``), in pypaimon's row order."""

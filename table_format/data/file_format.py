@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
@@ -53,6 +54,8 @@ def write_file(
         needs_int96 = any(
             pa.types.is_timestamp(f.type) and f.type.unit == "ns" for f in table.schema
         )
+        if needs_int96:
+            table = _timestamps_as_int64_beside_int96(table)
         pq.write_table(
             table,
             buf,
@@ -65,12 +68,13 @@ def write_file(
             write_statistics=True,
             store_schema=False,
             store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
+            write_page_checksum=True,  # CRC32 of every page (Parquet spec): flipped bytes are detected, not read
         )
     elif file_format == "orc":
         codec = _ORC_CODECS.get(compression)
         if codec is None:
             raise OptionError(f"option 'file.compression': {compression!r} is not supported for orc")
-        paorc.write_table(table, buf, compression=codec)
+        paorc.write_table(_for_orc(table), buf, compression=codec)
     elif file_format == "avro":
         buf.write(write_avro_table(table, compression=compression))
     else:
@@ -80,13 +84,40 @@ def write_file(
     return len(data)
 
 
+def _timestamps_as_int64_beside_int96(table: pa.Table) -> pa.Table:
+    """pyarrow's INT96 switch applies to every timestamp column of a file, but Paimon 0.9 reads TIMESTAMP(0..6)
+    only from INT64 (ParquetSplitReaderUtil gives them a long vector; INT96 is for precision > 6). So in a file
+    with a TIMESTAMP(7..9) column the ms/us columns are stored as plain INT64 epoch millis/micros, the same
+    values Paimon writes; `file_reader` casts them back."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_timestamp(f.type) and f.type.unit != "ns":
+            table = table.set_column(i, f.with_type(pa.int64()), table.column(i).cast(pa.int64()))
+    return table
+
+
+def _for_orc(table: pa.Table) -> pa.Table:
+    """Work around what pyarrow's ORC writer cannot do.
+
+    * ORC has no TIME type: Paimon stores TIME as an ORC int (millis of day); pyarrow cannot write time32.
+    * A sliced struct column (offset > 0, e.g. one bucket's rows of a sorted batch) is written from offset 0,
+      i.e. with the wrong rows (seen with pyarrow 26): such columns are copied to offset 0 first.
+    """
+    for i, f in enumerate(table.schema):
+        col = table.column(i)
+        if pa.types.is_time32(f.type):
+            table = table.set_column(i, f.with_type(pa.int32()), col.cast(pa.int32()))
+        elif pa.types.is_struct(f.type) and any(chunk.offset for chunk in col.chunks):
+            table = table.set_column(i, f, col.take(pa.array(np.arange(len(col)))))
+    return table
+
+
 def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:
     """Read a data file (all or some columns, by name) as Arrow; clear errors name the file."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     try:
         if fmt == "parquet":
             with file_io.open_input_file(path) as f:
-                pf = pq.ParquetFile(f)
+                pf = pq.ParquetFile(f, page_checksum_verification=True)  # pages without a CRC are not checked
                 cols = _present(columns, pf.schema_arrow.names)
                 return pf.read(columns=cols, use_threads=True)
         if fmt == "orc":

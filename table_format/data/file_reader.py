@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from table_format.data.arrow_schema import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
 from table_format.data.file_format import format_of, read_file
+from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
@@ -22,6 +23,18 @@ from table_format.types import CharType
 
 
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+
+
+def _check_shape(raw: pa.Table, file: DataFileMeta, path: str, columns: Sequence[str]) -> None:
+    """A damaged file must not read as other rows: its row count must be the manifest's, and every column its
+    schema version has must be there (a flipped byte in a column name would otherwise read as nulls)."""
+    if raw.num_rows != file.row_count:
+        raise CorruptMetadataError(
+            f"data file {path} holds {raw.num_rows} rows but its manifest entry says {file.row_count}"
+        )
+    missing = [c for c in columns if c not in raw.column_names]
+    if missing:
+        raise CorruptMetadataError(f"data file {path} lacks column(s) {missing} of the schema it was written with")
 
 
 def _cast_column(col: pa.ChunkedArray | pa.Array, field: pa.Field) -> pa.ChunkedArray | pa.Array:
@@ -51,6 +64,7 @@ def read_data_file(
         file_names.append(old.name if old is not None else None)
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
     raw = read_file(store.file_io, path, columns=[c for c in file_names if c] + list(system))
+    _check_shape(raw, file, path, [c for c in file_names if c] + list(system))
     orc = format_of(file.file_name) == "orc"
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)

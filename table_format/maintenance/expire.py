@@ -15,11 +15,11 @@ org.apache.paimon.operation.SnapshotDeletion / FileDeletionBase of Paimon 0.9 (f
 * changelog files: the ADD entries of the changelog manifests of the expired snapshots.
 * metadata: manifest lists, manifests, index manifests, index files (HASH and DELETION_VECTORS) and statistics
   files of expired snapshots, except what snapshot ``end`` or a tag in the expired range references.
-* then the snapshot files, oldest first, then the EARLIEST hint.
+* the snapshot files are deleted first, oldest first, then the files above in that order, then the EARLIEST hint.
 
-Files are deleted in that order, so an interrupted run leaves snapshots whose files are partly gone but never a
-retained snapshot with a missing file; a rerun finishes the job. A dry run computes the same lists and changes
-nothing.
+Java deletes the snapshot files last, so an interrupted run leaves snapshots whose files are partly gone. Deleting
+them first means an interrupted run (a crash, a kill) leaves only unreferenced files, which remove_orphan_files
+cleans; every snapshot still listed stays complete. A dry run computes the same lists and changes nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ from __future__ import annotations
 import datetime as _dt
 import time
 
-from table_format.errors import CorruptMetadataError, OptionError, SnapshotNotFoundError, UnsupportedFeatureError
+from table_format.errors import (
+    CorruptMetadataError,
+    OptionError,
+    SnapshotNotFoundError,
+    TableFormatError,
+    UnsupportedFeatureError,
+)
 from table_format.io.paths import EARLIEST
 from table_format.maintenance.deletion import (
     DeletionPlan,
@@ -213,9 +219,24 @@ def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run
     skip = set(metadata_refs(store, skipping).names)
     for snap in expired:
         plan_metadata(store, snap, skip, plan, changelog=True)
-        plan.add(store.paths.snapshot(snap.id))
 
-    deleted = execute(store, plan.paths, dry_run=dry_run)
+    # the snapshot files go first (oldest first): an interrupted run then leaves unreferenced files (orphans that
+    # remove_orphan_files cleans), never a snapshot whose files are partly gone
+    snapshot_files = [store.paths.snapshot(snap.id) for snap in expired]
+    if dry_run:
+        deleted = execute(store, snapshot_files + plan.paths, dry_run=True)
+    else:
+        deleted = []
+        for path in snapshot_files:
+            if store.file_io.delete_quietly(path):
+                deleted.append(path)
+            elif store.file_io.exists(path):  # still there: its files must stay too
+                raise TableFormatError(
+                    f"table {store.identifier!r}: could not delete snapshot file {path}; expiration stopped before "
+                    "deleting any other file (files of the snapshots removed so far are orphans: "
+                    "remove_orphan_files or cleans them)"
+                )
+        deleted += execute(store, plan.paths, dry_run=False)
     if not dry_run:
         if clean_empty_directories(store) and changed_buckets:
             dirs: list[str] = []

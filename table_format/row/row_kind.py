@@ -37,18 +37,18 @@ class RowKind(IntEnum):
 SHORT_STRINGS = ("+I", "-U", "+U", "-D")
 
 
-def row_kinds_from_column(column: pa.Array | pa.ChunkedArray, *, table: str) -> pa.Array:
-    """The `_row_kind` column ("+I".."-D" strings or 0..3 ints) as an int8 array, validated."""
+def row_kinds_from_column(column: pa.Array | pa.ChunkedArray, *, table: str, name: str = ROW_KIND_COLUMN) -> pa.Array:
+    """The `_row_kind` column (or the `rowkind.field` column `name`: "+I".."-D" strings or 0..3 ints) as int8."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if column.null_count:
-        raise SchemaError(f"table {table!r}: column {ROW_KIND_COLUMN!r} has nulls; use +I, -U, +U or -D")
+        raise SchemaError(f"table {table!r}: column {name!r} has nulls; use +I, -U, +U or -D")
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         idx = pc.index_in(column, value_set=pa.array(SHORT_STRINGS))
         if idx.null_count:
             bad = pc.filter(column, pc.is_null(idx))[0].as_py()
             raise SchemaError(
-                f"table {table!r}: column {ROW_KIND_COLUMN!r} holds {bad!r}; allowed are +I, -U, +U, -D or 0..3"
+                f"table {table!r}: column {name!r} holds {bad!r}; allowed are +I, -U, +U, -D or 0..3"
             )
         return pc.cast(idx, pa.int8())
     if pa.types.is_integer(column.type):
@@ -56,11 +56,11 @@ def row_kinds_from_column(column: pa.Array | pa.ChunkedArray, *, table: str) -> 
         if len(values) and (values.min() < 0 or values.max() > 3):
             bad = int(values[(values < 0) | (values > 3)][0])
             raise SchemaError(
-                f"table {table!r}: column {ROW_KIND_COLUMN!r} holds {bad}; allowed are 0..3 (+I, -U, +U, -D)"
+                f"table {table!r}: column {name!r} holds {bad}; allowed are 0..3 (+I, -U, +U, -D)"
             )
         return pa.array(values.astype(np.int8), type=pa.int8())
     raise SchemaError(
-        f"table {table!r}: column {ROW_KIND_COLUMN!r} must be string (+I, -U, +U, -D) or int8 0..3, "
+        f"table {table!r}: column {name!r} must be string (+I, -U, +U, -D) or int8 0..3, "
         f"not {column.type}"
     )
 

@@ -118,10 +118,14 @@ class ScanPlanner:
         store = self.store
         live = store.manifests.live_files(snapshot, manifest_filter=self._manifest_ok, entry_filter=self._entry_ok)
         dv_mode = store.has_primary_key and store.options.deletion_vectors_enabled
+        # CoreOptions.batchScanSkipLevel0: deletion vectors hide level-0 files from batch reads. Java 0.9 hides them
+        # for first-row too (rows show up only after a compaction); we merge them instead, so first-row rows are
+        # visible at once (issue 3) and equal what Java shows once it has compacted.
+        skip_level0 = dv_mode
         deletion_files = self._deletion_files(snapshot)
         grouped: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in live:
-            if dv_mode and e.file.level == 0:  # batchScanSkipLevel0
+            if skip_level0 and e.file.level == 0:
                 continue
             grouped[(e.partition, e.bucket)].append(e)
         splits = []

@@ -1,9 +1,9 @@
 """Reads a DataSplit as Arrow: a raw path when no key repeats, a vectorized merge-on-read otherwise.
 
 Mirrors KeyValueFileStoreRead / MergeFileSplitRead (sort-merge of sorted runs with the merge
-function) and RawFileSplitRead. The merge is columnar: concatenate the key, sequence and kind
-columns of every file of the split, sort once by key then sequence (polars), pick the winning row
-of each key, and take the value columns by index. Files written under an older schema are mapped
+function) and RawFileSplitRead. The merge is columnar: concatenate the files of the split (oldest
+first) and hand them to `merge.merge_kv`, which sorts once by key then sequence and merges each
+key's records with the table's merge engine. Files written under an older schema are mapped
 to the current one by field id (SchemaEvolutionUtil); both PK file layouts (with and without
 `_KEY_` columns) read the same because keys come from the value columns.
 """
@@ -12,16 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from table_format.data.arrow_schema import to_arrow_field
 from table_format.data.file_reader import read_data_file
-from table_format.errors import SchemaError, UnsupportedFeatureError
-from table_format.options import MergeEngine
+from table_format.errors import SchemaError
+from table_format.merge import merge_kv, merge_spec
 from table_format.predicate import Predicate
-from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
-from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 
@@ -47,7 +45,9 @@ class SplitReader:
         self.key_names = [f.name for f in store.key_fields]
         self.sequence_fields = list(store.options.sequence_fields) if store.has_primary_key else []
         self.read_columns = needed
-        self.merge_columns = needed + [c for c in self.key_names + self.sequence_fields if c not in needed]
+        self.merge_spec = merge_spec(schema, table=store.identifier) if store.has_primary_key else None
+        # the merge engine may need more columns than projected: keys, sequence.field, sequence groups
+        self.merge_columns = self.merge_spec.required_columns(needed) if self.merge_spec is not None else needed
         self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
 
     # ---- file level ----------------------------------------------------------------------
@@ -84,30 +84,6 @@ class SplitReader:
         seq_ordered = not self.sequence_fields and all(
             a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False)
         )
-        keep = self._winners(data, seq_ordered=seq_ordered)
-        return data.take(pa.array(keep))
-
-    def _winners(self, data: pa.Table, *, seq_ordered: bool) -> np.ndarray:
-        """Row indices of the merged result (one per surviving key), in key order."""
-        engine = self.store.options.merge_engine
-        keys = [sortable(data.column(k)) for k in self.key_names]
-        order_keys = list(keys)
-        if not seq_ordered:
-            order_keys += [sortable(data.column(c)) for c in self.sequence_fields]
-            order_keys.append(data.column(SEQUENCE_NUMBER).to_numpy())
-        perm = stable_sort_indices(order_keys)
-        sorted_keys = [k[perm] for k in keys]
-        kinds = data.column(VALUE_KIND).to_numpy()[perm]
-        retract = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
-        if engine == MergeEngine.FIRST_ROW:
-            # first-row keeps the earliest insert of a key; retractions do not remove it
-            inserts = perm[~retract]
-            first = first_of_runs([k[~retract] for k in sorted_keys])
-            return inserts[first]
-        last = last_of_runs(sorted_keys)
-        if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATION) and not last.all():
-            raise UnsupportedFeatureError(
-                f"table {self.store.identifier!r}: merging several records of one key with merge-engine "
-                f"{engine.value!r} is not supported yet; compact the table with Java Paimon first"
-            )
-        return perm[last & ~retract]
+        merged = merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
+                          seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
+        return merged

@@ -15,6 +15,9 @@ from table_format.io.paths import EARLIEST, LATEST, SNAPSHOT_PREFIX, TablePaths
 from table_format.meta.snapshot import Snapshot
 
 
+_RACE_RETRIES = 5
+
+
 class SnapshotManager:
     def __init__(self, file_io: FileIO, paths: TablePaths) -> None:
         self.file_io = file_io
@@ -64,15 +67,35 @@ class SnapshotManager:
         return snap
 
     def latest(self) -> Snapshot | None:
-        sid = self.latest_id()
-        return self.snapshot(sid) if sid is not None else None
+        for _ in range(_RACE_RETRIES):
+            sid = self.latest_id()
+            if sid is None:
+                return None
+            try:
+                return self.snapshot(sid)
+            except SnapshotNotFoundError:
+                # expired between listing and reading: only possible when newer snapshots exist, so look again
+                if self.latest_id() == sid:
+                    raise
+        return self.snapshot(sid)
 
     def snapshots(self) -> list[Snapshot]:
-        return [self.snapshot(i) for i in self.list_ids()]
+        """Every snapshot, oldest first; one expired while they are read is left out."""
+        out = []
+        for i in self.list_ids():
+            try:
+                out.append(self.snapshot(i))
+            except SnapshotNotFoundError:
+                continue
+        return out
+
+    def try_create(self, snapshot: Snapshot) -> bool:
+        """Atomically create snapshot-<id> (no hint); False if it exists (a concurrent commit won the id)."""
+        return self.file_io.try_create(self.paths.snapshot(snapshot.id), snapshot.to_json().encode())
 
     def try_publish(self, snapshot: Snapshot) -> bool:
-        """Atomically create snapshot-<id>; False if it exists (a concurrent commit won the id)."""
-        ok = self.file_io.try_create(self.paths.snapshot(snapshot.id), snapshot.to_json().encode())
+        """Atomically create snapshot-<id> and point LATEST at it; False if it exists."""
+        ok = self.try_create(snapshot)
         if ok:
             self.commit_latest_hint(snapshot.id)
         return ok

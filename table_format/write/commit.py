@@ -9,6 +9,7 @@ a failure leaves no visible trace.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 import uuid
@@ -17,7 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from table_format.errors import CommitConflictError, CommitFailedError, CorruptMetadataError
+from table_format.errors import (
+    CommitConflictError,
+    CommitFailedError,
+    CommitOutcomeUnknownError,
+    CorruptMetadataError,
+    SnapshotNotFoundError,
+)
 from table_format.meta.manifest import (
     FileKind,
     IndexFileMeta,
@@ -33,6 +40,7 @@ from table_format.store.file_store import FileStore
 from table_format.write.commit_message import CommitMessage
 
 PartitionFilter = Callable[[bytes], bool]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +113,32 @@ class FileStoreCommit:
             last = self._commit_with_retry(append, kind, identifier=commit_identifier, index=index,
                                            changelog=changelog)
         if compact:
-            last = self._commit_with_retry(compact, CommitKind.COMPACT, identifier=commit_identifier,
-                                           index=compact_index, changelog=compact_changelog)
+            try:
+                last = self._commit_with_retry(compact, CommitKind.COMPACT, identifier=commit_identifier,
+                                               index=compact_index, changelog=compact_changelog)
+            except Exception as e:
+                if last is None:
+                    raise
+                # The data landed in snapshot `last`; only the compaction written beside it (automatic compaction
+                # after a write) failed, e.g. a concurrent compaction of the same bucket won. Raising would tell the
+                # caller that nothing landed and make it delete or re-send committed data, so the compaction is
+                # dropped instead: its new files go, the files it would have replaced stay live.
+                if not isinstance(e, CommitOutcomeUnknownError):
+                    self._delete_compaction_outputs([m for m, c in zip(messages, is_compaction, strict=True) if c])
+                log.warning("table %r: data committed as snapshot %d; the compaction written with it was dropped: %s",
+                            self.store.identifier, last, e)
         return last
+
+    def _delete_compaction_outputs(self, messages: Sequence[CommitMessage]) -> None:
+        store = self.store
+        for m in messages:
+            before = {f.file_name for f in m.compact_before}
+            for f in (*m.compact_after, *m.compact_changelog):
+                if f.file_name not in before:
+                    store.file_io.delete_quietly(store.data_file_path(m.partition, m.bucket, f.file_name,
+                                                                      f.external_path))
+            for meta in m.new_index_files:
+                store.file_io.delete_quietly(meta.external_path or store.paths.index_file(meta.file_name))
 
     # ---- the retry loop ------------------------------------------------------------------
     def _commit_with_retry(
@@ -125,15 +156,21 @@ class FileStoreCommit:
         max_wait = opts.commit_max_retry_wait.total_seconds()
         for attempt in range(opts.commit_max_retries + 1):
             latest = self.store.snapshots.latest()
-            delta = list(entries)
-            if overwrite is not None:
-                self._check_pinned(latest, overwrite)
-                delta = self._overwrite_deletes(latest, overwrite) + delta
-                if not delta:
-                    return None
-            self._check_conflicts(latest, delta, kind)
-            result = self._try_commit_once(latest, delta, kind, identifier, index=index, overwrite=overwrite,
-                                           changelog=changelog)
+            try:
+                delta = list(entries)
+                if overwrite is not None:
+                    self._check_pinned(latest, overwrite)
+                    delta = self._overwrite_deletes(latest, overwrite) + delta
+                    if not delta:
+                        return None
+                self._check_conflicts(latest, delta, kind)
+                result = self._try_commit_once(latest, delta, kind, identifier, index=index, overwrite=overwrite,
+                                               changelog=changelog)
+            except (CorruptMetadataError, SnapshotNotFoundError):
+                # the snapshot we built on was expired meanwhile (its manifests are gone): build on the new latest
+                if latest is None or self.store.snapshots.exists(latest.id):
+                    raise
+                result = None
             if result is not None:
                 return result
             if attempt < opts.commit_max_retries:
@@ -188,6 +225,8 @@ class FileStoreCommit:
                 )
         if kind == CommitKind.COMPACT and store.has_primary_key:
             self._check_lsm(merged)
+        elif store.has_primary_key and not store.options.sequence_fields:
+            self._check_sequence_order(live, delta)
         if check_buckets:
             existing = {e.partition: e.total_buckets for e in live if e.total_buckets > 0}
             for e in delta:
@@ -200,6 +239,47 @@ class FileStoreCommit:
                             f"table {store.identifier!r}: total buckets of partition {values or '(whole table)'} "
                             f"changed from {prev} to {e.total_buckets} without overwrite"
                         )
+
+    def _check_sequence_order(self, live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
+        """New rows of a primary-key bucket must sort after the rows committed before them (not in Java).
+
+        A writer numbers its rows from the bucket's highest sequence number when it started. If another writer
+        committed rows of the same keys to the bucket meanwhile, both overlap in sequence numbers and the merge
+        keeps whichever happens to number higher, not the later commit: a later upsert or delete could be undone
+        by an earlier one (differently in every bucket). So a commit whose new files overlap a live file both in
+        sequence numbers and in key range is refused; the caller writes it again on the new snapshot. Files this
+        delta deletes (an overwrite) do not count; `sequence.field` tables order by their field instead.
+        """
+        new_files: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
+        for e in delta:
+            if e.kind == FileKind.ADD:
+                new_files[(e.partition, e.bucket)].append(e)
+        if not new_files:
+            return
+        deleted = {(e.partition, e.bucket, e.file.file_name) for e in delta if e.kind == FileKind.DELETE}
+        floors = {k: min(e.file.min_sequence_number for e in v) for k, v in new_files.items()}
+        key_types = self.store.key_types
+        for old in live:
+            key = (old.partition, old.bucket)
+            floor = floors.get(key)
+            if floor is None or old.file.max_sequence_number < floor or (*key, old.file.file_name) in deleted:
+                continue
+            old_min = decode_row(old.file.min_key, key_types)
+            old_max = decode_row(old.file.max_key, key_types)
+            for new in new_files[key]:
+                if new.file.min_sequence_number > old.file.max_sequence_number:
+                    continue
+                if decode_row(new.file.min_key, key_types) <= old_max and old_min <= decode_row(new.file.max_key,
+                                                                                                  key_types):
+                    values = dict(zip(self.store.schema.partition_keys, self.store.decode_partition(old.partition),
+                                      strict=True))
+                    raise CommitConflictError(
+                        f"table {self.store.identifier!r}: a concurrent commit wrote the same keys to bucket "
+                        f"{old.bucket} of partition {values or '(whole table)'} (file {old.file.file_name}, "
+                        f"sequence numbers up to {old.file.max_sequence_number}); the rows of this commit (file "
+                        f"{new.file.file_name}, numbered from {new.file.min_sequence_number}) would not replace "
+                        "them; write them again on the new snapshot"
+                    )
 
     def _check_lsm(self, merged: list[ManifestEntry]) -> None:
         """Files of one level >= 1 must not overlap in key range (PrimaryKeyConflictDetection)."""
@@ -315,17 +395,70 @@ class FileStoreCommit:
                 delta_record_count=delta_count,
                 watermark=latest.watermark if latest else None,
             )
-            published = store.snapshots.try_publish(snapshot)
         except BaseException:
             self._delete_manifests(written)
             raise
+        try:
+            published = store.snapshots.try_create(snapshot)
+        except Exception as e:
+            published = self._published_after_error(snapshot, e, written)
+        except BaseException:
+            raise  # interrupted while publishing: the snapshot may exist, so its manifests must stay (orphans if not)
         if not published:
             self._delete_manifests(written)
             return None
+        store.snapshots.commit_latest_hint(new_id)
         if new_id == 1:
             store.snapshots.commit_earliest_hint(1)
         return new_id
 
+    def _published_after_error(self, snapshot: Snapshot, error: Exception, written: list[str]) -> bool:
+        """Publishing raised: did our snapshot land anyway (e.g. the reply of a successful create was lost)?
+
+        Re-read snapshot-<id>: ours -> published; another writer's -> lost the race (retry); absent -> the
+        create failed (manifests deleted, error raised). When that cannot be told, nothing is deleted and
+        CommitOutcomeUnknownError is raised (RenamingSnapshotCommit / the commit idempotence check of Java).
+        """
+        store = self.store
+        path = store.paths.snapshot(snapshot.id)
+        try:
+            data = store.file_io.read_bytes(path)
+        except FileNotFoundError:
+            self._delete_manifests(written)
+            raise CommitFailedError(
+                f"table {store.identifier!r}: publishing snapshot {path} failed ({error}); nothing was committed"
+            ) from error
+        except Exception as e:
+            raise CommitOutcomeUnknownError(
+                f"table {store.identifier!r}: publishing snapshot {path} failed ({error}) and whether it landed "
+                f"cannot be told ({e}); its files are kept: check the table before retrying"
+            ) from error
+        try:
+            existing = Snapshot.from_json(data, source=path)
+        except CorruptMetadataError:
+            existing = None
+        return existing == snapshot
+
     def _delete_manifests(self, names: list[str]) -> None:
         for name in names:
             self.store.file_io.delete_quietly(self.store.paths.manifest(name))
+
+
+def commit_landed(store: FileStore, commit_user: str, after_id: int | None) -> bool:
+    """True when a snapshot newer than `after_id` was committed by `commit_user`, or when that cannot be told.
+
+    Callers that clean up after a failed commit use it (Java's commit idempotence check): files of a commit that
+    may have landed must never be deleted.
+    """
+    try:
+        for sid in reversed(store.snapshots.list_ids()):
+            if after_id is not None and sid <= after_id:
+                return False
+            try:
+                if store.snapshots.snapshot(sid).commit_user == commit_user:
+                    return True
+            except SnapshotNotFoundError:
+                continue  # expired meanwhile: older than ours would be
+        return False
+    except Exception:
+        return True

@@ -21,6 +21,7 @@ from table_format.data.deletion_vector import (
     write_deletion_vector_file,
 )
 from table_format.data.file_reader import read_data_file
+from table_format.errors import CommitConflictError, CorruptMetadataError
 from table_format.lsm.levels import Levels, make_levels
 from table_format.lsm.universal import CompactUnit, UniversalCompaction
 from table_format.merge import merge_kv
@@ -344,7 +345,27 @@ class CompactOutcome:
 
 
 def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
-    """Execute one task (on any process); nothing is committed here."""
+    """Execute one task (on any process); nothing is committed here.
+
+    A concurrent compaction may have replaced the task's files and an expiration deleted them since the task
+    was planned: reading them then fails, and that is a CommitConflictError (the task is stale), not corruption.
+    """
+    try:
+        return _run_compact_task(store, task)
+    except CorruptMetadataError as e:
+        inputs = [store.data_file_path(task.partition, task.bucket, f.file_name, f.external_path) for f in task.files]
+        if task.dv_index_file is not None:
+            inputs.append(task.dv_index_file.external_path or store.paths.index_file(task.dv_index_file.file_name))
+        gone = [p for p in inputs if not store.file_io.exists(p)]
+        if not gone:
+            raise
+        raise CommitConflictError(
+            f"table {store.identifier!r}: compaction of bucket {task.bucket} gave up: {gone[0]} was removed by a "
+            f"concurrent commit and snapshot expiration after the compaction was planned ({e})"
+        ) from None
+
+
+def _run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
     if store.has_primary_key:
         levels = make_levels(task.files, num_levels(store))
         unit = pick_unit(store, levels, full=task.full)

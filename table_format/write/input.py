@@ -15,6 +15,8 @@ from table_format.errors import SchemaError
 from table_format.row.row_kind import ROW_KIND_COLUMN, row_kinds_from_column
 from table_format.schema import TableSchema
 
+ROWKIND_FIELD = "rowkind.field"
+
 
 def to_arrow_table(data: Any, *, table: str) -> pa.Table:
     if isinstance(data, pa.Table):
@@ -43,6 +45,15 @@ def conform(data: Any, schema: TableSchema, *, table: str) -> tuple[pa.Table, pa
     if ROW_KIND_COLUMN in src.column_names:
         kinds = row_kinds_from_column(src.column(ROW_KIND_COLUMN), table=table)
         src = src.drop_columns([ROW_KIND_COLUMN])
+    kind_field = schema.options.get(ROWKIND_FIELD)
+    if kind_field:  # RowKindGenerator: a real column of the table gives each row's kind (it stays stored)
+        if kinds is not None:
+            raise SchemaError(
+                f"table {table!r}: option {ROWKIND_FIELD!r} = {kind_field!r} gives the row kinds; "
+                f"do not pass a {ROW_KIND_COLUMN!r} column too"
+            )
+        if kind_field in src.column_names:
+            kinds = row_kinds_from_column(src.column(kind_field), table=table, name=kind_field)
     target = to_arrow_schema(schema.fields)
     names = src.column_names
     dupes = sorted({n for n in names if names.count(n) > 1})

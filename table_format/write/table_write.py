@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from table_format.bucket import bucket_of, hash_rows
 from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
-from table_format.errors import OptionError, SchemaError, UnsupportedFeatureError
+from table_format.errors import CommitConflictError, OptionError, SchemaError, UnsupportedFeatureError
 from table_format.merge import merge_kv, merge_spec
 from table_format.merge.kernels import sequence_rank
 from table_format.meta.manifest import DataFileMeta, FileKind, IndexFileMeta
@@ -163,7 +163,10 @@ class TableWrite:
             deletion_files = tuple(by_name.get(f.file_name) for f in state.existing)
         full = self._full_compaction_due()
         task = CompactTask(partition, bucket, total, tuple(state.existing), full, deletion_files, dv_index)
-        outcome = run_compact_task(store, task)
+        try:
+            outcome = run_compact_task(store, task)
+        except CommitConflictError:
+            return None  # a concurrent compaction replaced (and an expiration deleted) files of the bucket: skip
         self._written_paths.extend(outcome.written_paths)
         message = outcome.message
         if message is None:

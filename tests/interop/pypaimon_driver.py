@@ -53,6 +53,16 @@ def _conform(data, table):
     return data.cast(target)
 
 
+def _typed_partition(spec, table):
+    """JSON partition values (e.g. DATE as "2024-01-01") as the Python values pypaimon compares with."""
+    if not spec:
+        return spec
+    schema = PyarrowFieldParser.from_paimon_schema(table.table_schema.fields)
+    return {
+        k: None if v is None else pa.array([v]).cast(schema.field(k).type).to_pylist()[0] for k, v in spec.items()
+    }
+
+
 def write(req):
     catalog = _catalog(req["warehouse"])
     identifier = req["identifier"]
@@ -80,7 +90,7 @@ def write(req):
     builder = table.new_batch_write_builder()
     mode = req.get("mode", "append")
     if mode == "overwrite":
-        builder = builder.overwrite(req.get("overwrite_partition"))
+        builder = builder.overwrite(_typed_partition(req.get("overwrite_partition"), table))
     elif mode != "append":
         raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}")
     table_write = builder.new_write()

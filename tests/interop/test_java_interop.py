@@ -43,7 +43,7 @@ from interop_cases import (
     snapshots_rows,
     write_steps_ours,
 )
-from oracle_values import oracle_lines, ours_as_oracle
+from oracle_values import canonical_lines, oracle_lines, ours_as_oracle
 
 from table_format import CommitMessage, FileSystemCatalog, UnsupportedFeatureError, open_table, write_table
 
@@ -142,6 +142,14 @@ def test_java_sample_read_here(oracle, warehouse, sample):
             assert engine in str(e) and name in str(e)
         else:
             assert got == expected
+    elif engine == "first-row":
+        # Java 0.9 hides level-0 files of first-row tables from batch reads until they are compacted; we merge
+        # them at once (a deliberate difference, see scan/planner.py), so the compacted snapshots must agree
+        assert our_lines(table) == expected
+        compacted = [s.id for s in table.snapshots() if s.commit_kind.value == "COMPACT"]
+        assert compacted
+        for sid in compacted:
+            assert our_lines(table, sid) == java_lines(oracle, warehouse, name, sid), f"snapshot {sid}"
     else:
         assert our_lines(table) == expected
         assert_every_snapshot_agrees(oracle, warehouse, name)
@@ -178,6 +186,26 @@ def test_our_all_types_read_by_java(oracle, warehouse, file_format, pk):
     assert_system_tables_agree(oracle, warehouse, "t")
 
 
+PRE_EPOCH_FIELDS = [("id", "INT NOT NULL"), ("ts", "TIMESTAMP(6)"), ("ltz", "TIMESTAMP(6) WITH LOCAL TIME ZONE")]
+PRE_EPOCH_VALUES = ["1969-12-31T23:59:58.000001", "1900-01-01T00:00:00.000001", "1960-06-01T12:00:00.123456"]
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "orc", "avro"])
+def test_pre_epoch_sub_millisecond_timestamps_both_ways(oracle, warehouse, file_format):
+    """Timestamps before 1970 with microseconds (Java 0.9's own ORC reader mangles (-1 s, 0), so none here)."""
+    rows = [("+I", {"id": i, "ts": v, "ltz": v}) for i, v in enumerate(PRE_EPOCH_VALUES)]
+    expected = canonical_lines([values for _, values in rows])
+    options = {"bucket": "-1", "file.format": file_format}
+    oracle.write_spec(java_spec(warehouse, "java", PRE_EPOCH_FIELDS, [Step(rows)], options=options))
+    assert java_lines(oracle, warehouse, "java") == expected
+    assert our_lines(load(warehouse, "java")) == expected
+    catalog = FileSystemCatalog(warehouse)
+    ours = catalog.create_table(f"{DB}.ours", data_fields(PRE_EPOCH_FIELDS), options=options)
+    write_table(ours, arrow_table(PRE_EPOCH_FIELDS, rows))
+    assert our_lines(ours) == expected
+    assert java_lines(oracle, warehouse, "ours") == expected
+
+
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.id)
 def test_our_table_read_by_java(oracle, warehouse, layout):
     steps = history(layout)
@@ -198,13 +226,18 @@ def test_our_table_read_by_java(oracle, warehouse, layout):
 )
 def test_two_phase_commit_with_pickled_messages_read_by_java(oracle, warehouse, layout):
     """Three "executors" write parts of each step, their messages travel pickled, the "driver" commits once."""
+    assert layout.partition_keys
     steps = history(layout)
     table = create_our_table(warehouse, "t", layout)
     expected = expected_after_each_step(layout, steps)
     for n, step in enumerate(steps, start=1):
+        # by partition, as a shuffle would: one writer per bucket, so no two writers compact the same files
+        by_partition: dict[tuple[Any, ...], list[tuple[str, dict[str, Any]]]] = {}
+        for kind, values in step.rows:
+            by_partition.setdefault(tuple(values[k] for k in layout.partition_keys), []).append((kind, values))
         parts: list[list[tuple[str, dict[str, Any]]]] = [[], [], []]
-        for kind, values in step.rows:  # by key: the records of one key stay with one writer, in order
-            parts[values["id"] % 3].append((kind, values))
+        for i, rows in enumerate(by_partition.values()):
+            parts[i % 3].extend(rows)
         overwrite = step.overwrite is True
         pickled = []
         for part in parts:
@@ -233,8 +266,8 @@ MIXED_COLUMNS = SCENARIO_COLUMNS
 
 @pytest.mark.parametrize(
     ("partition_keys", "bucket", "file_format"),
-    [(("dt",), 2, "parquet"), (("day", "p"), 4, "orc"), (("p",), 4, "avro")],
-    ids=["dt-bucket2-parquet", "day+p-bucket4-orc", "p-bucket4-avro"],
+    [(("dt",), 2, "parquet"), (("day", "p"), 4, "avro"), (("p",), 4, "orc")],
+    ids=["dt-bucket2-parquet", "day+p-bucket4-avro", "p-bucket4-orc"],
 )
 def test_mixed_history_pk_table(oracle, warehouse, partition_keys, bucket, file_format):
     keys = (*partition_keys, "id")
@@ -283,7 +316,7 @@ def test_mixed_history_pk_table(oracle, warehouse, partition_keys, bucket, file_
     assert java_lines(oracle, warehouse, "t") == model.lines()
     assert_every_snapshot_agrees(oracle, warehouse, "t")
     # and Java compacts once more: the merge of its files with ours still gives the latest record per key
-    java([Step([("+U", r(i, 7)) for i in range(0, 30)])], compact=True)
+    java([Step([("+U", r(i, 7)) for i in range(30)])], compact=True)
     assert our_lines(load(warehouse, "t")) == model.lines()
     assert java_lines(oracle, warehouse, "t") == model.lines()
     assert_system_tables_agree(oracle, warehouse, "t")
@@ -298,7 +331,7 @@ def test_java_reads_our_overwrite_of_a_java_partition(oracle, warehouse):
     model.apply(first[0])
     table = load(warehouse, "t")
     target = {"dt": "2024-01-02", "p": 0}
-    step = Step([("+I", scenario_row(i, 2)) for i in (3, 9)], overwrite=target)
+    step = Step([("+I", scenario_row(i, 2)) for i in (1, 7)], overwrite=target)
     model.apply(step)
     write_table(table, arrow_table(SCENARIO_COLUMNS, step.rows), mode="overwrite",
                 overwrite_partitions=[our_partition_spec(SCENARIO_COLUMNS, target)])

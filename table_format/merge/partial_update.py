@@ -1,0 +1,360 @@
+"""Partial update with sequence groups: PartialUpdateMergeFunction.updateWithSequenceGroup / retractWithSequenceGroup.
+
+The records of a run are added one by one, as in Java, but vectorized across runs (kernels.Positions):
+step p applies the p-th record of every run with more than p records. Within a step the fields are visited
+in table order, exactly like Java's loop over the row, so the quirks of that loop carry over (the
+sequence fields of a group are all taken from the record when the first of them is visited; an older
+record still feeds the group's aggregators through `aggReversed`; a retraction nulls the group's plain
+columns and retracts its aggregated ones).
+
+The accumulated row is kept as row pointers wherever a column's value is one of the input values (plain
+columns, sequence fields, last/first/max/min aggregators): pointer updates are numpy `where`s. Columns
+with value-building aggregators (sum, product, listagg, bool_*, collect, merge_map, nested_update) keep
+Python values and fold them with the scalar Java semantics of `_ScalarAgg`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from table_format.errors import SchemaError, UnsupportedFeatureError
+from table_format.merge.aggregate import _java_decimal, check_retract
+from table_format.merge.kernels import MergeColumn, Pick, Segments, combined, dense_rank
+from table_format.merge.nested import (
+    _collect_agg,
+    _collect_retract,
+    _map_agg,
+    _map_retract,
+    _nested_agg,
+    _nested_retract,
+    _NestedKey,
+)
+from table_format.merge.spec import FieldAgg, MergeSpec
+from table_format.types import ArrayType, MapType, MultisetType, RowType
+
+_POINTER_FUNCTIONS = ("primary_key", "last_value", "last_non_null_value", "first_value", "first_non_null_value",
+                      "max", "min")
+_INT_BITS = {pa.int8(): 8, pa.int16(): 16, pa.int32(): 32, pa.int64(): 64}
+
+
+def _wrap(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+class _ScalarAgg:
+    """Java's agg / aggReversed / retract of a value-building FieldAggregator, on Python values."""
+
+    def __init__(self, agg: FieldAgg, arrow_type: pa.DataType, where: str) -> None:
+        self.agg = agg
+        self.t = arrow_type
+        self.where = where
+        self.fn = agg.function
+        if self.fn == "collect":
+            assert isinstance(agg.type, ArrayType)
+            self.et = arrow_type.value_type
+            self.constructed = isinstance(agg.type.element, (ArrayType, MapType, MultisetType, RowType))
+        if self.fn == "merge_map":
+            self.kt = arrow_type.key_type
+        self.key = None
+        if self.fn == "nested_update" and agg.nested_key:
+            assert isinstance(agg.type, ArrayType) and isinstance(agg.type.element, RowType)
+            self.key = _NestedKey(agg.type.element, agg.nested_key)
+
+    def _num(self, a: Any, b: Any, op: str) -> Any:
+        t = self.t
+        if pa.types.is_integer(t):
+            if op == "/":
+                if b == 0:
+                    raise UnsupportedFeatureError(f"{self.where}column {self.agg.column!r}: product retracts a 0")
+                q = abs(a) // abs(b)
+                r = -q if (a < 0) != (b < 0) else q
+            else:
+                r = a + b if op == "+" else a - b if op == "-" else a * b
+            return _wrap(r, _INT_BITS[t])
+        if pa.types.is_float32(t):
+            x, y = np.float32(a), np.float32(b)
+            with np.errstate(all="ignore"):
+                return float(x + y if op == "+" else x - y if op == "-" else x * y if op == "*" else x / y)
+        if pa.types.is_floating(t):
+            if op == "/":
+                return a / b if b != 0 else (float("nan") if a == 0 or a != a else float("inf") * (1 if a > 0 else -1))
+            return a + b if op == "+" else a - b if op == "-" else a * b
+        # decimal
+        if op == "/" and b == 0:
+            raise UnsupportedFeatureError(f"{self.where}column {self.agg.column!r}: product retracts a 0")
+        raw = a + b if op == "+" else a - b if op == "-" else a * b if op == "*" else Decimal(a) / Decimal(b)
+        if op in ("+", "-") and t.precision <= 18:
+            return raw  # compact decimals are not checked against their precision
+        return _java_decimal(raw, t)
+
+    def add(self, acc: Any, x: Any, reversed_: bool = False) -> Any:
+        fn = self.fn
+        if fn == "collect":
+            return _collect_agg(acc, x, self.agg.distinct, self.constructed, self.et)  # aggReversed == agg
+        if reversed_:
+            acc, x = x, acc
+        if fn == "merge_map":
+            return _map_agg(acc, x, self.kt)
+        if fn == "nested_update":
+            return _nested_agg(acc, x, self.key)
+        if acc is None or x is None:
+            return x if acc is None else acc
+        if fn == "sum":
+            return self._num(acc, x, "+")
+        if fn == "product":
+            return self._num(acc, x, "*")
+        if fn == "listagg":
+            return f"{acc}{self.agg.delimiter}{x}"
+        if fn == "bool_and":
+            return bool(acc) and bool(x)
+        if fn == "bool_or":
+            return bool(acc) or bool(x)
+        raise AssertionError(fn)
+
+    def retract(self, acc: Any, x: Any) -> Any:
+        fn = self.fn
+        if self.agg.ignore_retract:
+            return acc
+        if fn == "sum":
+            if acc is None or x is None:
+                return (None if x is None else self._num(0 if not pa.types.is_decimal(self.t) else Decimal(0), x, "-")
+                        ) if acc is None else acc
+            return self._num(acc, x, "-")
+        if fn == "product":
+            if acc is None or x is None:
+                return x if acc is None else acc
+            return self._num(acc, x, "/")
+        if fn == "collect":
+            return _collect_retract(acc, x)
+        if fn == "merge_map":
+            return _map_retract(acc, x, self.kt)
+        if fn == "nested_update":
+            return _nested_retract(acc, x, self.key)
+        raise AssertionError(fn)
+
+
+class _Field:
+    """The state of one column of the accumulated rows of the active runs (in Positions order)."""
+
+    def __init__(self, name: str, col: MergeColumn, agg: FieldAgg | None, runs: int, where: str) -> None:
+        self.name = name
+        self.col = col
+        self.nulls = col.nulls
+        self.agg = agg
+        self.fn = agg.function if agg is not None else None
+        if agg is not None and agg.error is not None:
+            raise SchemaError(agg.error)
+        self.pointer = self.fn is None or self.fn in _POINTER_FUNCTIONS
+        if self.pointer:
+            self.ptr = np.full(runs, -1, dtype=np.int64)
+            self.initialized = np.zeros(runs, dtype=bool)
+            self.key = col.order_key() if self.fn in ("max", "min") else None
+        else:
+            assert agg is not None
+            self.scalar = _ScalarAgg(agg, col.type, where)
+            self.values = col.array.to_pylist()
+            self.acc: list[Any] = [None] * runs
+
+    def null_at(self, ptr: np.ndarray) -> np.ndarray:
+        return (ptr < 0) | self.nulls[np.maximum(ptr, 0)]
+
+    # pointer aggregators (FieldLastValueAgg, FieldMaxAgg, ...): acc = ptr[:k], input = rows j
+    def pointer_agg(self, mask: np.ndarray, j: np.ndarray, reversed_: bool) -> None:
+        k = len(j)
+        acc = self.ptr[:k]
+        fn = self.fn
+        a_null = self.null_at(acc)
+        x_null = self.nulls[j]
+        if fn is None or fn in ("primary_key", "last_value"):
+            new = acc if reversed_ else j
+        elif fn == "last_non_null_value":
+            new = np.where(a_null, j, acc) if reversed_ else np.where(x_null, acc, j)
+        elif fn in ("first_value", "first_non_null_value"):
+            init = self.initialized[:k]
+            # agg(acc, in): the first call (with a non-null input for first_non_null_value) takes the input;
+            # reversed is agg(in, acc): the first call takes acc, later calls take the (older) input
+            first_in, later = (acc, j) if reversed_ else (j, acc)
+            can = ~init if fn == "first_value" else ~init & ~(a_null if reversed_ else x_null)
+            new = np.where(can, first_in, later)
+            self.initialized[:k] = np.where(mask, init | can, init)
+        else:  # max / min
+            ka = self.key[np.maximum(acc, 0)]
+            kx = self.key[j]
+            if reversed_:  # agg(in, acc)
+                a_null, x_null, ka, kx, acc_, in_ = x_null, a_null, kx, ka, j, acc
+            else:
+                acc_, in_ = acc, j
+            if fn == "max":
+                pick = np.where(ka < kx, in_, acc_)
+            else:
+                pick = np.where(ka < kx, acc_, in_)
+            new = np.where(a_null, in_, np.where(x_null, acc_, pick))
+        self.ptr[:k] = np.where(mask, new, acc)
+
+    def pointer_retract(self, mask: np.ndarray, j: np.ndarray) -> None:
+        k = len(j)
+        acc = self.ptr[:k]
+        fn = self.fn
+        if self.agg is not None and self.agg.ignore_retract:
+            return
+        if fn == "primary_key":
+            new = j
+        elif fn == "last_value" or fn is None:
+            new = np.full(k, -1, dtype=np.int64)
+        elif fn == "last_non_null_value":
+            new = np.where(self.nulls[j], acc, -1)
+        else:
+            raise AssertionError(fn)  # checked up front: no retraction support
+        self.ptr[:k] = np.where(mask, new, acc)
+
+    def value_step(self, mask: np.ndarray, j: np.ndarray, mode: str) -> None:
+        """mode: 'agg', 'rev' (aggReversed) or 'retract'; Python values."""
+        for i in np.flatnonzero(mask).tolist():
+            x = self.values[int(j[i])]
+            a = self.acc[i]
+            if mode == "retract":
+                self.acc[i] = self.scalar.retract(a, x)
+            else:
+                self.acc[i] = self.scalar.add(a, x, reversed_=mode == "rev")
+
+    def set_from(self, mask: np.ndarray, j: np.ndarray) -> None:
+        """row.setField(i, kv.getField(i)) for the runs in mask."""
+        k = len(j)
+        if self.pointer:
+            self.ptr[:k] = np.where(mask, j, self.ptr[:k])
+        else:
+            for i in np.flatnonzero(mask).tolist():
+                self.acc[i] = self.values[int(j[i])]
+
+    def result(self, order: np.ndarray) -> pa.Array | Pick:
+        if self.pointer:
+            ptr = np.empty_like(self.ptr)
+            ptr[order] = self.ptr
+            return Pick(ptr)
+        acc: list[Any] = [None] * len(self.acc)
+        for pos, v in zip(order.tolist(), self.acc, strict=True):
+            acc[pos] = v
+        return pa.array(acc, type=self.col.type)
+
+
+def partial_update_groups(data: pa.Table, msel: np.ndarray, mseqs: np.ndarray, value_names: list[str], seg: Segments,
+                          retract: np.ndarray, spec: MergeSpec,
+                          where: str) -> tuple[dict[str, pa.Array | Pick], np.ndarray, np.ndarray]:
+    """Merge runs of 2+ records of a partial-update table with sequence groups (input rows `msel`, merge order)."""
+    names = [c for c in spec.field_names if c in value_names]
+    runs = seg.runs
+    fields = {c: _Field(c, MergeColumn(combined(data.column(c)), msel), spec.aggs.get(c), runs, where) for c in names}
+    active = retract if not spec.ignore_delete else np.zeros(len(retract), dtype=bool)
+    # per group: its sequence fields present in the input, their ranks (nulls first) and "group is empty"
+    groups = []
+    for g in spec.groups:
+        seq = [c for c in g.sequence_fields if c in fields]
+        if not seq:
+            groups.append(None)
+            continue
+        ranks = [_null_first_key(fields[c]) for c in seq]
+        empty = np.logical_and.reduce([fields[c].nulls for c in seq])
+        groups.append((seq, ranks, empty))
+    for c, f in fields.items():  # retractions reach the aggregators of their (non-empty) sequence group only
+        gi = spec.group_of.get(c)
+        if f.agg is not None and gi is not None and groups[gi] is not None and f.agg.function != "primary_key":
+            check_retract(f.agg, active & ~groups[gi][2], spec.table)
+    seq_field_of = {c: i for i, g in enumerate(spec.groups) for c in g.sequence_fields}
+    pos = seg.positions
+    skip_retract = spec.ignore_delete
+    for p in range(pos.maxlen):
+        j = pos.rows(p)
+        rj = retract[j]
+        ins = ~rj
+        ret = rj & (not skip_retract)
+        updated_seq: set[str] = set()
+        for c in names:
+            f = fields[c]
+            gi = spec.group_of.get(c)
+            grp = groups[gi] if gi is not None else None
+            if gi is None:  # not in a sequence group: non-null update (or its aggregator); retractions skip it
+                if f.agg is not None:
+                    if f.pointer:
+                        f.pointer_agg(ins, j, False)
+                    else:
+                        f.value_step(ins, j, "agg")
+                else:
+                    f.set_from(ins & ~f.nulls[j], j)
+                continue
+            if grp is None:
+                continue
+            seq, ranks, empty = grp
+            nonempty = ~empty[j]
+            ge = _compare_ge(j, seq, ranks, fields)
+            is_seq = seq_field_of.get(c) == gi
+            # ---- inserts: updateWithSequenceGroup
+            m_new = ins & nonempty & ge
+            m_old = ins & nonempty & ~ge
+            acc_before = None
+            if is_seq and f.agg is not None and f.pointer:
+                acc_before = f.ptr[: len(j)].copy()
+            if is_seq and m_new.any():
+                for s in seq:
+                    fields[s].set_from(m_new, j)
+            if f.agg is None:
+                if not is_seq:
+                    f.set_from(m_new, j)
+            elif f.pointer:
+                if acc_before is not None:  # the accumulator was read before the sequence fields were set
+                    f.ptr[: len(j)] = np.where(m_new | m_old, acc_before, f.ptr[: len(j)])
+                f.pointer_agg(m_new, j, False)
+                f.pointer_agg(m_old, j, True)
+            else:
+                f.value_step(m_new, j, "agg")
+                f.value_step(m_old, j, "rev")
+            # ---- retractions: retractWithSequenceGroup
+            if ret.any():
+                r_new = ret & nonempty & ge
+                r_old = ret & nonempty & ~ge
+                if is_seq:
+                    if c not in updated_seq:
+                        for s in seq:
+                            fields[s].set_from(r_new, j)
+                        updated_seq.update(seq)
+                    if f.agg is not None and f.pointer:  # an older retraction still retracts the aggregator
+                        f.pointer_retract(r_old, j)
+                elif f.agg is None:
+                    f.set_from(r_new, np.full(len(j), -1, dtype=np.int64))
+                elif f.pointer:
+                    f.pointer_retract(r_new | r_old, j)
+                else:
+                    f.value_step(r_new | r_old, j, "retract")
+    last_insert = seg.last(~retract)
+    out_seq = np.where(last_insert >= 0, mseqs[np.maximum(last_insert, 0)], mseqs[seg.ends])
+    # a run of retractions only: Java 0.9 emits an +I row whose key is null (a corrupt file when written); no row here
+    keep = last_insert >= 0
+    columns = {c: fields[c].result(pos.order) for c in names}
+    return columns, out_seq, keep
+
+
+_NULL_KEY = np.iinfo(np.int64).min
+
+
+def _null_first_key(f: _Field) -> np.ndarray:
+    """Per merge position: an int64 ordering the column's values as Paimon compares them, nulls lowest."""
+    key = f.col.order_key()
+    if (key[~f.nulls] == _NULL_KEY).any():  # a value collides with the null marker: use dense ranks
+        return dense_rank(f.col.array)
+    return np.where(f.nulls, _NULL_KEY, key)
+
+
+def _compare_ge(j: np.ndarray, seq: list[str], ranks: list[np.ndarray], fields: dict[str, _Field]) -> np.ndarray:
+    """UserDefinedSeqComparator.compare(kv, row) >= 0 over the group's sequence fields (nulls first)."""
+    k = len(j)
+    cmp = np.zeros(k, dtype=np.int64)
+    for s, rank in zip(seq, ranks, strict=True):
+        ptr = fields[s].ptr[:k]
+        row_rank = np.where(ptr >= 0, rank[np.maximum(ptr, 0)], _NULL_KEY)
+        kv_rank = rank[j]
+        cmp = np.where(cmp != 0, cmp, (kv_rank > row_rank).astype(np.int64) - (kv_rank < row_rank))
+    return cmp >= 0
