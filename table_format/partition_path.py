@@ -355,7 +355,7 @@ def partition_value_string(value: Any, t: DataType) -> str | None:
     if isinstance(t, TimeType):
         return str(time_to_millis(value))
     if isinstance(t, DecimalType):
-        return str(decimal_from_unscaled(decimal_unscaled(value, t), t.scale))
+        return format(decimal_from_unscaled(decimal_unscaled(value, t), t.scale), "f")  # Decimal.toString: plain
     if isinstance(t, (TimestampType, LocalZonedTimestampType)):
         if not isinstance(value, _dt.datetime):
             raise TypeError(f"{t} partition value must be datetime, got {type(value).__name__}")

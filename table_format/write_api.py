@@ -21,7 +21,8 @@ def write_table(
     """Write `data` (pyarrow.Table, RecordBatchReader or polars.DataFrame) and commit once.
 
     mode="append" adds rows (primary-key tables upsert by their merge engine); mode="overwrite"
-    replaces the whole table, or only the partitions in `overwrite_partitions`. Returns the new
+    replaces the whole table, or only the partitions in `overwrite_partitions`, or, when the table
+    option `dynamic-partition-overwrite` is set to true, only the partitions the data falls in. Returns the new
     snapshot id, or None when nothing was written. On any error no snapshot is created and the
     files written so far are deleted.
     """
@@ -46,14 +47,28 @@ def write_table(
                     f"table {table.identifier!r}: rows of partition {values} are outside overwrite_partitions "
                     f"{list(overwrite_partitions or [])}"
                 )
+        if overwrite and overwrite_partitions is None and _dynamic_partition_overwrite(table):
+            # Paimon's dynamic partition overwrite: replace only the partitions that receive rows
+            overwrite_partitions = [
+                dict(zip(table.partition_keys, table.store.decode_partition(p), strict=True))
+                for p in sorted({m.partition for m in messages})
+            ]
+            if not overwrite_partitions:
+                return None
         if not messages and not overwrite:
             return None
         base_id = table.store.snapshots.latest_id()
         committing = True
-        return table.commit(messages, overwrite=overwrite and accept is None, overwrite_partitions=overwrite_partitions,
+        return table.commit(messages, overwrite=overwrite and overwrite_partitions is None,
+                            overwrite_partitions=overwrite_partitions,
                             commit_user=commit_user)
     except BaseException:
         # never delete the files of a commit that may have landed (an interrupted or uncertain publication)
         if not committing or not commit_landed(table.store, commit_user, base_id):
             writer.abort()
         raise
+
+
+def _dynamic_partition_overwrite(table: Table) -> bool:
+    """Only an explicit table option turns it on (API.md: overwrite without partitions replaces the table)."""
+    return bool(table.partition_keys) and table.options.get("dynamic-partition-overwrite", "").lower() == "true"

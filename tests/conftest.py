@@ -208,7 +208,8 @@ class Pypaimon:
         A request is ``{"op": "write", "identifier", "data": pa.Table, ...}`` with the keyword arguments of
         ``write`` (``primary_keys``, ``partition_keys``, ``options``, ``mode``, ``overwrite_partition``,
         ``row_kind_column``), or ``{"op": "read", "identifier", "snapshot_id": N | None}``. Returns, per request,
-        ``{"snapshot_id": N}`` (write) or the rows as a ``pa.Table`` (read).
+        ``{"snapshot_id": N}`` (write) or the rows as a ``pa.Table`` (read); a request that failed gives
+        ``{"error": traceback}`` and the later ones still run (``batch_result`` raises for those).
         """
         with tempfile.TemporaryDirectory(dir=self.scratch) as workdir:
             wire = []
@@ -243,13 +244,23 @@ class Pypaimon:
                     raise ValueError(f"op must be 'write' or 'read', got {req['op']!r}")
             results: list[Any] = list(self._run({"op": "batch", "requests": wire}, workdir)["results"])
             for i, out in outputs.items():
+                if isinstance(results[i], dict) and "error" in results[i]:
+                    continue
                 with pa.memory_map(out) as source:
                     results[i] = ipc.open_file(source).read_all()
             return results
 
+    @staticmethod
+    def batch_result(result: Any, what: str = "") -> Any:
+        """A ``batch`` result, or PypaimonError when that request failed."""
+        if isinstance(result, dict) and "error" in result:
+            raise PypaimonError(f"pypaimon {what} failed:\n{result['error'][-8000:]}")
+        return result
+
     def read_many(self, warehouse: str, reads: Sequence[tuple[str, int | None]]) -> list[pa.Table]:
         """Several ``read`` calls, ``(identifier, snapshot_id or None)`` each, in one pypaimon process."""
-        return self.batch(warehouse, [{"op": "read", "identifier": i, "snapshot_id": s} for i, s in reads])
+        results = self.batch(warehouse, [{"op": "read", "identifier": i, "snapshot_id": s} for i, s in reads])
+        return [self.batch_result(r, f"read {i} snapshot {s}") for r, (i, s) in zip(results, reads, strict=True)]
 
     def read(self, warehouse: str, identifier: str, *, snapshot_id: int | None = None) -> pa.Table:
         """Batch read of the merged table (latest snapshot or ``snapshot_id``), in pypaimon's row order."""

@@ -13,7 +13,8 @@ REQUEST.json (one of):
      "row_kind_column": "op" | null}
     {"op": "read", "warehouse": W, "identifier": "db.t", "output": "out.arrow", "snapshot_id": N | null}
     {"op": "batch", "requests": [REQUEST, ...]}   # several writes/reads in one process (pypaimon's import
-                                                  # alone takes ~2 s); prints {"results": [RESULT, ...]}
+                                                  # alone takes ~2 s); prints {"results": [RESULT, ...]},
+                                                  # {"error": traceback} for a request that failed
 
 Data travels as Arrow IPC files (the two venvs have different pyarrow versions; IPC is stable).
 ``write`` creates the database and table when absent (schema from the input's Arrow schema, then
@@ -27,6 +28,7 @@ Errors: a traceback on stderr and exit status 1.
 
 import json
 import sys
+import traceback
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -123,12 +125,16 @@ def read(req):
 
 
 def batch(req):
+    """Each request in turn; a failing one gives {"error": traceback} and the others still run."""
     ops = {"write": write, "read": read}
     results = []
     for sub in req["requests"]:
         if sub.get("op") not in ops:
             raise ValueError(f"unknown op {sub.get('op')!r} in batch")
-        results.append(ops[sub["op"]](sub))
+        try:
+            results.append(ops[sub["op"]](sub))
+        except Exception:  # noqa: BLE001 - reported to the caller per request
+            results.append({"error": traceback.format_exc()})
     return {"results": results}
 
 

@@ -783,3 +783,17 @@ def test_automatic_compaction_after_the_trigger(warehouse: str) -> None:
     got = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert [r["id"] for r in got] == [0, 1, 2, 3, 4, 100]
     assert got[-1]["v"] == "last4"
+
+
+def test_dynamic_partition_overwrite_option_replaces_only_written_partitions(warehouse: str) -> None:
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    cat = FileSystemCatalog(warehouse)
+    cat.create_database("db", exist_ok=True)
+    t = cat.create_table("db.dyn", schema, partition_keys=["dt"], options={"dynamic-partition-overwrite": "true"})
+    write_table(t, pa.table({"dt": ["a", "b"], "id": [1, 2]}, schema=schema))
+    write_table(t, pa.table({"dt": ["b"], "id": [3]}, schema=schema), mode="overwrite")
+    assert sorted((r["dt"], r["id"]) for r in t.scan().to_arrow().to_pylist()) == [("a", 1), ("b", 3)]
+    plain = cat.create_table("db.plain", schema, partition_keys=["dt"])
+    write_table(plain, pa.table({"dt": ["a", "b"], "id": [1, 2]}, schema=schema))
+    write_table(plain, pa.table({"dt": ["b"], "id": [3]}, schema=schema), mode="overwrite")
+    assert [(r["dt"], r["id"]) for r in plain.scan().to_arrow().to_pylist()] == [("b", 3)]
