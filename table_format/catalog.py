@@ -174,6 +174,13 @@ def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) 
         )
     if parsed.bucket > 0 and schema.primary_keys and not schema.trimmed_primary_keys and not options.get("bucket-key"):
         raise SchemaError(f"table {identifier!r}: the primary key must contain a column that is not a partition key")
+    missing_parts = [k for k in schema.partition_keys if k not in schema.primary_keys]
+    if parsed.bucket > 0 and schema.primary_keys and missing_parts:
+        # Java's SchemaValidation: a key living in several partitions needs a cross-partition upsert (bucket -1)
+        raise SchemaError(
+            f"table {identifier!r}: in fixed-bucket mode (option 'bucket' = {parsed.bucket}) the primary key "
+            f"{list(schema.primary_keys)} must contain every partition key; missing {missing_parts}"
+        )
     for col in parsed.sequence_fields:
         if col not in schema.field_names:
             raise SchemaError(f"table {identifier!r}: option 'sequence.field' names unknown column {col!r}")

@@ -118,6 +118,30 @@ def sequential(seg: Segments, x: np.ndarray, ops: np.ndarray, step: Callable[...
     return pos.unpermute(acc), pos.unpermute(has)
 
 
+LONG_RUN = 64
+
+
+def fold(seg: Segments, v: np.ndarray, op: np.ufunc) -> np.ndarray:
+    """Per run, ((v0 op v1) op v2) op ... strictly left to right (floating point: every step rounded as Java
+    rounds it). Short runs fold position by position across all runs at once; long runs (a hot key) with
+    `op.accumulate`, which is sequential."""
+    out = np.empty(seg.runs, dtype=v.dtype)
+    long_runs = seg.lens > LONG_RUN
+    for r in np.flatnonzero(long_runs).tolist():
+        start = int(seg.starts[r])
+        out[r] = op.accumulate(v[start: start + int(seg.lens[r])])[-1]
+    short = ~long_runs
+    if short.any():
+        starts = seg.starts[short]
+        lens = seg.lens[short]
+        acc = v[starts].copy()
+        for p in range(1, int(lens.max())):
+            active = np.flatnonzero(lens > p)
+            acc[active] = op(acc[active], v[starts[active] + p])
+        out[short] = acc
+    return out
+
+
 def _numeric(col: MergeColumn) -> tuple[np.ndarray, str]:
     t = col.type
     if pa.types.is_decimal(t):
@@ -163,9 +187,13 @@ def _sum(col: MergeColumn, seg: Segments, valid: np.ndarray, r: np.ndarray, *, t
     t = col.type
     if pa.types.is_integer(t):
         x = col.numpy(0).astype(np.int64)
-        x = np.where(valid, np.where(r, -x, x), 0)
-        s = np.add.reduceat(x, seg.starts).astype(_INT_TYPES[t])  # wraps like Java's int arithmetic
-        return pa.array(s, mask=~seg.any(valid), type=t)
+        if r.any():
+            x = np.where(r, -x, x)
+        if not valid.all():
+            x = np.where(valid, x, 0)
+            s = np.add.reduceat(x, seg.starts).astype(_INT_TYPES[t])  # wraps like Java's int arithmetic
+            return pa.array(s, mask=~seg.any(valid), type=t)
+        return pa.array(np.add.reduceat(x, seg.starts).astype(_INT_TYPES[t]), type=t)
     if pa.types.is_decimal(t) and t.precision <= 18:
         unscaled = _decimal_unscaled(col.orig)[col.sel]
         x = np.where(valid, np.where(r, -unscaled, unscaled), 0)
@@ -173,12 +201,9 @@ def _sum(col: MergeColumn, seg: Segments, valid: np.ndarray, r: np.ndarray, *, t
         return _decimal_from_unscaled(s, seg.any(valid), t)
     x, kind = _numeric(col)
     ops = np.where(valid, np.where(r, 2, 1), 0).astype(np.int8)
-    if kind == "float":
-        def step(acc: np.ndarray, has: np.ndarray, v: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            signed = np.where(op == 2, -v, v)
-            return np.where(has, acc + signed, signed), np.ones(len(acc), dtype=bool)
-        values, has = sequential(seg, x, ops, step)
-        return pa.array(values, mask=~has, type=t)
+    if kind == "float":  # acc + x (or acc - x) in order; -0.0 is the exact identity of IEEE addition
+        signed = np.where(r, -x, x)
+        return pa.array(fold(seg, np.where(valid, signed, x.dtype.type(-0.0)), np.add), mask=~seg.any(valid), type=t)
 
     def dstep(acc: np.ndarray, has: np.ndarray, v: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out = np.empty(len(acc), dtype=object)
@@ -222,6 +247,8 @@ def _product(col: MergeColumn, seg: Segments, valid: np.ndarray, r: np.ndarray, 
         return pa.array(s, mask=~seg.any(valid), type=t)
     where = f"table {table!r}: " if table else ""
     x, kind = _numeric(col)
+    if kind == "float" and not r.any():  # acc * x in order; 1.0 is the exact identity
+        return pa.array(fold(seg, np.where(valid, x, x.dtype.type(1.0)), np.multiply), mask=~seg.any(valid), type=t)
     ops = np.where(valid, np.where(r, 2, 1), 0).astype(np.int8)
     if kind in ("int", "float"):
         def step(acc: np.ndarray, has: np.ndarray, v: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -60,6 +60,8 @@ def merge_kv(data: pa.Table, *, schema: TableSchema, options: CoreOptions, drop_
     n = data.num_rows
     if n == 0:
         return data
+    if any(col.num_chunks > 1 for col in data.columns):
+        data = data.combine_chunks()  # once, rather than per use of a column
     # ---- merge order: a permutation of the input rows (the input itself is never reordered) ------------------
     keys = [sortable(data.column(k)) for k in spec.key_names]
     perm = stable_sort_indices(keys)  # by key; runs of sorted files make this cheap
@@ -171,8 +173,8 @@ def _merge_columns(data: pa.Table, perm: np.ndarray, seg: Segments, kinds: np.nd
             results[c] = aggregate(agg, MergeColumn(combined(data.column(c)), msel), mseg, mretract, table=spec.table)
         out_seq = mseqs[mseg.ends]  # AggregateMergeFunction: the latest record's sequence number
     elif spec.groups:
-        columns, out_seq, keep = partial_update_groups(data, msel, mseqs, value_names, mseg, mretract, spec, where)
-        results.update(columns)
+        grouped, out_seq, keep = partial_update_groups(data, msel, mseqs, value_names, mseg, mretract, spec, where)
+        results.update(grouped)
     else:
         picks, out_seq, keep = _partial_update(data, msel, mseqs, value_names, mseg, mkinds, mretract, spec, where)
         results.update(picks)
@@ -197,18 +199,28 @@ def _merge_columns(data: pa.Table, perm: np.ndarray, seg: Segments, kinds: np.nd
         out_single = single[run_keep]
     base = perm[out_starts]  # input row of each lone record (ignored for merged runs)
     merged_pos = np.flatnonzero(~out_single)
-    columns = []
-    indices: dict[int, pa.Array] = {}  # take indices per distinct Pick
+    # one index buffer: `base` at the lone records; each distinct Pick writes its merged positions, then takes
+    idx = base.copy()
+    mask = np.zeros(len(idx), dtype=bool)
+    final: dict[str, pa.Array] = {}
+    by_pick: dict[int, list[str]] = {}
     for c in value_names:
-        col = combined(data.column(c))
         res = results[c]
         if isinstance(res, Pick):
-            if id(res.idx) not in indices:
-                indices[id(res.idx)] = _take_indices(res.idx, merged_kept, base, merged_pos, msel)
-            columns.append(col.take(indices[id(res.idx)]))
-        else:
+            by_pick.setdefault(id(res.idx), []).append(c)
+    for names in by_pick.values():
+        pick = results[names[0]]
+        assert isinstance(pick, Pick)
+        take_idx = _take_indices(pick.idx, merged_kept, idx, mask, merged_pos, msel)
+        for c in names:
+            final[c] = combined(data.column(c)).take(take_idx)
+    for c in value_names:
+        res = results[c]
+        if not isinstance(res, Pick):
+            col = combined(data.column(c))
             values = res.filter(pa.array(merged_kept)) if not merged_kept.all() else res
-            columns.append(_interleave(col, base, out_single, values.cast(col.type)))
+            final[c] = _interleave(col, base, out_single, values.cast(col.type))
+    columns = [final[c] for c in value_names]
     seq_out = seqs_in[base]
     seq_out[merged_pos] = out_seq[merged_kept]
     kind_out = kinds[out_starts]
@@ -217,19 +229,20 @@ def _merge_columns(data: pa.Table, perm: np.ndarray, seg: Segments, kinds: np.nd
     return pa.Table.from_arrays(arrays, names=[*value_names, SEQUENCE_NUMBER, VALUE_KIND]).select(data.column_names)
 
 
-def _take_indices(pick: np.ndarray, merged_kept: np.ndarray, base: np.ndarray, merged_pos: np.ndarray,
-                  msel: np.ndarray) -> pa.Array:
-    """Input rows of one output column: `base` for lone records, the picked row (or null) for merged runs."""
+def _take_indices(pick: np.ndarray, merged_kept: np.ndarray, idx: np.ndarray, mask: np.ndarray,
+                  merged_pos: np.ndarray, msel: np.ndarray) -> pa.Array:
+    """Input rows of one output column: lone records keep `idx` (the buffer, reused), merged runs get the picked
+    row, or null."""
     sel = pick if merged_kept.all() else pick[merged_kept]
-    idx = base.copy()
     neg = sel < 0
     if not neg.any():
         idx[merged_pos] = msel[sel]
         return pa.array(idx)
     idx[merged_pos] = np.where(neg, 0, msel[np.maximum(sel, 0)])
-    mask = np.zeros(len(idx), dtype=bool)
-    mask[merged_pos[neg]] = True
-    return pa.array(idx, mask=mask)
+    mask[merged_pos] = neg
+    out = pa.array(idx, mask=mask)
+    mask[merged_pos] = False
+    return out
 
 
 def _interleave(col: pa.Array, base: np.ndarray, out_single: np.ndarray, values: pa.Array) -> pa.Array:

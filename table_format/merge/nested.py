@@ -130,7 +130,7 @@ class _HashMap:
         if any(h is None for _, (h, _) in items):
             return [(k, v) for k, (_, v) in items]  # hash not reproducible: keep insertion order
         cap = _capacity(self.max_size)
-        order = sorted(range(len(items)), key=lambda i: _spread(items[i][1][0], cap))  # stable
+        order = sorted(range(len(items)), key=lambda i: _spread(items[i][1][0] or 0, cap))  # stable
         return [(items[i][0], items[i][1][1]) for i in order]
 
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from table_format.errors import SchemaError, UnsupportedFeatureError
 from table_format.merge.aggregate import _java_decimal, check_retract
-from table_format.merge.kernels import MergeColumn, Pick, Segments, combined, dense_rank
+from table_format.merge.kernels import MergeColumn, Pick, Segments, combined, dense_rank, lex_rank
 from table_format.merge.nested import (
     _collect_agg,
     _collect_retract,
@@ -183,6 +183,7 @@ class _Field:
             new = np.where(can, first_in, later)
             self.initialized[:k] = np.where(mask, init | can, init)
         else:  # max / min
+            assert self.key is not None
             ka = self.key[np.maximum(acc, 0)]
             kx = self.key[j]
             if reversed_:  # agg(in, acc)
@@ -246,12 +247,14 @@ def partial_update_groups(data: pa.Table, msel: np.ndarray, mseqs: np.ndarray, v
                           retract: np.ndarray, spec: MergeSpec,
                           where: str) -> tuple[dict[str, pa.Array | Pick], np.ndarray, np.ndarray]:
     """Merge runs of 2+ records of a partial-update table with sequence groups (input rows `msel`, merge order)."""
+    if not spec.aggs:
+        return _groups_without_aggregators(data, msel, mseqs, value_names, seg, retract, spec)
     names = [c for c in spec.field_names if c in value_names]
     runs = seg.runs
     fields = {c: _Field(c, MergeColumn(combined(data.column(c)), msel), spec.aggs.get(c), runs, where) for c in names}
     active = retract if not spec.ignore_delete else np.zeros(len(retract), dtype=bool)
     # per group: its sequence fields present in the input, their ranks (nulls first) and "group is empty"
-    groups = []
+    groups: list[tuple[list[str], list[np.ndarray], np.ndarray] | None] = []
     for g in spec.groups:
         seq = [c for c in g.sequence_fields if c in fields]
         if not seq:
@@ -262,8 +265,9 @@ def partial_update_groups(data: pa.Table, msel: np.ndarray, mseqs: np.ndarray, v
         groups.append((seq, ranks, empty))
     for c, f in fields.items():  # retractions reach the aggregators of their (non-empty) sequence group only
         gi = spec.group_of.get(c)
-        if f.agg is not None and gi is not None and groups[gi] is not None and f.agg.function != "primary_key":
-            check_retract(f.agg, active & ~groups[gi][2], spec.table)
+        grp = groups[gi] if gi is not None else None
+        if f.agg is not None and grp is not None and f.agg.function != "primary_key":
+            check_retract(f.agg, active & ~grp[2], spec.table)
     seq_field_of = {c: i for i, g in enumerate(spec.groups) for c in g.sequence_fields}
     pos = seg.positions
     skip_retract = spec.ignore_delete
@@ -338,6 +342,77 @@ def partial_update_groups(data: pa.Table, msel: np.ndarray, mseqs: np.ndarray, v
 
 
 _NULL_KEY = np.iinfo(np.int64).min
+
+
+def _group_rank(cols: dict[str, MergeColumn], seq: list[str], nulls: list[np.ndarray],
+                nonempty: np.ndarray) -> np.ndarray:
+    """Per record: a number >= 0 ordering the group's sequence tuples (nulls first), -1 for an empty group."""
+    if len(seq) == 1:
+        key = cols[seq[0]].order_key()
+        valid = key[~nulls[0]]
+        if len(valid) == 0:
+            return np.full(len(key), -1, dtype=np.int64)
+        lo, hi = int(valid.min()), int(valid.max())
+        if hi - lo < (1 << 40):  # order-preserving and small: no sort needed
+            return np.where(nonempty, key - lo + 1, -1)
+        rank = np.unique(np.where(nulls[0], _NULL_KEY, key), return_inverse=True)[1].reshape(-1)
+    else:
+        rank = lex_rank([np.where(nl, _NULL_KEY, cols[c].order_key()) for c, nl in zip(seq, nulls, strict=True)])
+    return np.where(nonempty, rank.astype(np.int64), -1)
+
+
+def _groups_without_aggregators(data: pa.Table, msel: np.ndarray, mseqs: np.ndarray, value_names: list[str],
+                                seg: Segments, retract: np.ndarray,
+                                spec: MergeSpec) -> tuple[dict[str, pa.Array | Pick], np.ndarray, np.ndarray]:
+    """Sequence groups without aggregate functions, for runs of any length in one pass.
+
+    A record updates its group when the group's sequence values are not empty and not below the row's, and
+    the row's are those of the last record that updated the group; so the records that update a group are
+    exactly those whose sequence tuple reaches the running maximum of the group's non-empty tuples so far
+    (a segmented cumulative max). The group's columns then come from the last such record: its values for
+    an insert, nulls for a retraction (its sequence fields are taken either way)."""
+    ignore = spec.ignore_delete
+    inserts = ~retract
+    cols = {c: MergeColumn(combined(data.column(c)), msel) for c in value_names}
+    picks: dict[str, pa.Array | Pick] = {}
+    grouped: set[str] = set()
+    for g in spec.groups:
+        seq = [c for c in g.sequence_fields if c in cols]
+        members = [c for c in (*g.fields, *g.sequence_fields) if c in cols and spec.group_of.get(c) is not None]
+        if not seq:
+            for c in members:
+                if c not in seq:
+                    picks[c] = Pick(np.full(seg.runs, -1, dtype=np.int64))
+                    grouped.add(c)
+            continue
+        nulls = [cols[c].nulls for c in seq]
+        nonempty = ~np.logical_and.reduce(nulls)
+        if ignore:
+            nonempty &= inserts
+        rank = _group_rank(cols, seq, nulls, nonempty)
+        span = int(rank.max(initial=0)) + 2
+        if span * seg.runs >= (1 << 62):  # too wide to offset runs apart: dense ranks first
+            rank = np.where(rank >= 0, np.unique(rank, return_inverse=True)[1].reshape(-1), -1)
+            span = int(rank.max(initial=0)) + 2
+        offset = seg.run_of * span
+        running = np.maximum.accumulate(rank + offset) - offset  # runs are contiguous and offsets increase
+        updates = nonempty & (rank == running)
+        last = seg.last(updates)
+        seq_pick = Pick(last)
+        value_last = np.where((last >= 0) & inserts[np.maximum(last, 0)], last, -1)
+        value_pick = Pick(value_last)
+        for c in members:
+            own_group = spec.groups.index(g) == spec.group_of.get(c)
+            if not own_group:
+                continue
+            picks[c] = seq_pick if c in seq else value_pick
+            grouped.add(c)
+    latest = seg.last(inserts)
+    for c in value_names:  # columns outside every group: the latest non-null value of the inserts
+        if c not in grouped:
+            picks[c] = Pick(seg.last(inserts & ~cols[c].nulls))
+    out_seq = np.where(latest >= 0, mseqs[np.maximum(latest, 0)], mseqs[seg.ends])
+    return picks, out_seq, latest >= 0
 
 
 def _null_first_key(f: _Field) -> np.ndarray:

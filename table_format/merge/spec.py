@@ -276,8 +276,8 @@ def merge_spec(schema: TableSchema, options: Mapping[str, str] | None = None, *,
     aggs: dict[str, FieldAgg] = {}
     default_fn = opts.get(DEFAULT_AGG_OPTION)
     if engine == MergeEngine.PARTIAL_UPDATE and groups and default_fn is not None:
-        fn = ALIASES.get(default_fn.strip(), default_fn.strip())
-        if fn not in ("last_non_null_value", "last_value", "first_value", "first_non_null_value", "max", "min"):
+        default_name = ALIASES.get(default_fn.strip(), default_fn.strip())
+        if default_name not in ("last_non_null_value", "last_value", "first_value", "first_non_null_value", "max", "min"):
             seq_cols = [c for g in groups for c in g.sequence_fields]
             raise UnsupportedFeatureError(
                 f"{where}option {DEFAULT_AGG_OPTION!r} = {default_fn!r} with sequence groups: Paimon 0.9 also "
@@ -288,7 +288,7 @@ def merge_spec(schema: TableSchema, options: Mapping[str, str] | None = None, *,
     if engine in (MergeEngine.AGGREGATION, MergeEngine.PARTIAL_UPDATE):
         for f in schema.fields:
             own = opts.get(f"fields.{f.name}{AGG_SUFFIX}")
-            fn = own if own is not None else default_fn
+            fn: str | None = own if own is not None else default_fn
             option = f"fields.{f.name}{AGG_SUFFIX}" if own is not None else DEFAULT_AGG_OPTION
             if f.name in pks:
                 # FieldPrimaryKeyAgg: key columns keep the key whatever function is configured

@@ -408,6 +408,9 @@ RANDOM = [
            # a key whose merged records are all retractions gets a null primary key in Java 0.9's value row
            # (a corrupt parquet file when written): keys start with +I
            _group_row, ("+I", "+I", "-U", "-D"), insert_first=True),
+    Random("partial_groups_plain", GROUP_FIELDS,
+           {"merge-engine": "partial-update", "fields.g1.sequence-group": "a,b", "fields.g2,g3.sequence-group": "c,d"},
+           _group_row, ("+I", "+I", "+U", "-U", "-D"), insert_first=True),
     Random("aggregation", AGG_FIELDS, AGG_OPTIONS, _agg_row, ("+I", "+I", "+U", "-U", "-D"), keys=6),
 ]
 RANDOM_IDS = [r.name for r in RANDOM]
