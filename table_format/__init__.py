@@ -4,6 +4,7 @@ from table_format.catalog import FileSystemCatalog, open_table
 from table_format.errors import (
     CommitConflictError,
     CommitFailedError,
+    CommitOutcomeUnknownError,
     CorruptMetadataError,
     OptionError,
     SchemaError,
@@ -25,6 +26,7 @@ __all__ = [
     "CommitFailedError",
     "CommitKind",
     "CommitMessage",
+    "CommitOutcomeUnknownError",
     "CorruptMetadataError",
     "DataSplit",
     "FileSystemCatalog",

@@ -97,7 +97,10 @@ class TableSchema:
                 raise CorruptMetadataError(
                     f"{source}: schema version {version} is newer than supported ({CURRENT_VERSION})"
                 )
-            options = {str(k): str(v) for k, v in (obj.get("options") or {}).items()}
+            raw_options = obj["options"]
+            if not isinstance(raw_options, dict):
+                raise ValueError(f"'options' must be an object, got {raw_options!r}")
+            options = {str(k): str(v) for k, v in raw_options.items()}
             if version <= 1 and "bucket" not in options:
                 options["bucket"] = "1"
             if version <= 2 and "file.format" not in options:
@@ -106,8 +109,9 @@ class TableSchema:
                 id=int(obj["id"]),
                 fields=tuple(DataField.from_json(f) for f in obj["fields"]),
                 highest_field_id=int(obj["highestFieldId"]),
-                partition_keys=tuple(obj.get("partitionKeys") or ()),
-                primary_keys=tuple(obj.get("primaryKeys") or ()),
+                # required, as in Java's SchemaSerializer (a damaged key name must not drop the primary key)
+                partition_keys=tuple(_str_list(obj["partitionKeys"], "partitionKeys")),
+                primary_keys=tuple(_str_list(obj["primaryKeys"], "primaryKeys")),
                 options=options,
                 comment=obj.get("comment"),
                 time_millis=int(obj.get("timeMillis") or 0),
@@ -120,6 +124,12 @@ class TableSchema:
 
     def with_options(self, options: Mapping[str, str], *, new_id: int) -> TableSchema:
         return replace(self, id=new_id, options=dict(options), time_millis=int(time.time() * 1000))
+
+
+def _str_list(value: Any, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{key!r} must be a list of strings, got {value!r}")
+    return value
 
 
 def _assign_ids(t: DataType, next_id: list[int]) -> DataType:

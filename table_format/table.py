@@ -156,7 +156,12 @@ class Table:
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: bool = False,
                overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
                commit_user: str | None = None) -> int | None:
-        """One atomic snapshot from the messages of any number of writers."""
+        """One atomic snapshot from the messages of any number of writers.
+
+        Raises CommitConflictError (nothing landed: rewrite on the new snapshot), CommitFailedError (nothing
+        landed) or CommitOutcomeUnknownError (it may have landed: do not delete the messages' files; see
+        docs/commit-protocol.md). The messages' data files are never deleted here.
+        """
         over = None
         if overwrite or overwrite_partitions is not None:
             over = Overwrite(None if overwrite_partitions is None else self.partition_filter(overwrite_partitions))

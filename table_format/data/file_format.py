@@ -13,11 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
-from table_format.errors import CorruptMetadataError, OptionError
+from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
 
 _COMPRESSION_EXTS = {"gz", "zst", "zstd", "snappy", "lz4", "bz2", "deflate", "lzo", "br", "xz"}
@@ -74,6 +75,7 @@ def write_file(
         codec = _ORC_CODECS.get(compression)
         if codec is None:
             raise OptionError(f"option 'file.compression': {compression!r} is not supported for orc")
+        _check_orc_timestamps(table)
         paorc.write_table(_for_orc(table), buf, compression=codec)
     elif file_format == "avro":
         buf.write(write_avro_table(table, compression=compression))
@@ -109,6 +111,23 @@ def _for_orc(table: pa.Table) -> pa.Table:
         elif pa.types.is_struct(f.type) and any(chunk.offset for chunk in col.chunks):
             table = table.set_column(i, f, col.take(pa.array(np.arange(len(col)))))
     return table
+
+
+def _check_orc_timestamps(table: pa.Table) -> None:
+    """Refuse what Java's ORC reader cannot read back: pre-1970 timestamps with sub-millisecond digits
+    (the ORC C++ writer and Java's reader disagree on the seconds/nanos split of negative values)."""
+    for f in table.schema:
+        if not pa.types.is_timestamp(f.type) or f.type.unit in ("s", "ms"):
+            continue
+        per_ms = 1000 if f.type.unit == "us" else 1_000_000
+        values = pc.cast(table.column(f.name), pa.int64())
+        bad = pc.and_(pc.less(values, 0), pc.not_equal(pc.subtract(values, pc.multiply(
+            pc.floor(pc.divide(pc.cast(values, pa.float64()), per_ms)).cast(pa.int64()), per_ms)), 0))
+        if pc.any(bad).as_py():
+            raise UnsupportedFeatureError(
+                f"column {f.name!r}: ORC data files cannot hold timestamps before 1970 with sub-millisecond "
+                "digits readable by Java Paimon; use file.format parquet or avro, or round to milliseconds"
+            )
 
 
 def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:

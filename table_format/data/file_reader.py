@@ -21,7 +21,6 @@ from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
 from table_format.types import CharType
 
-
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 
 
@@ -77,7 +76,13 @@ def read_data_file(
     for n, fn in zip(names, file_names, strict=True):
         field = to_arrow_field(current.field(n))
         if fn is not None and fn in raw.column_names:
-            col = _cast_column(raw.column(fn), field)
+            try:
+                col = _cast_column(raw.column(fn), field)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise CorruptMetadataError(
+                    f"data file {path}: column {fn!r} of type {raw.column(fn).type} does not read as "
+                    f"{field.type} ({e})"
+                ) from None
             if orc and isinstance(current.field(n).type, CharType):
                 col = pc.utf8_rtrim(col, characters=" ")  # ORC pads CHAR(n) with spaces; Java's ORC reader trims
             arrays.append(col)
@@ -89,7 +94,10 @@ def read_data_file(
         canonical = _SYSTEM_TYPES.get(s)
         col = raw.column(s)
         if canonical is not None and col.type != canonical:
-            col = pc.cast(col, canonical)
+            try:
+                col = pc.cast(col, canonical)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise CorruptMetadataError(f"data file {path}: system column {s!r} is unreadable ({e})") from None
         arrays.append(col)
         fields.append(pa.field(s, col.type, nullable=False))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

@@ -13,6 +13,7 @@ from typing import Any
 from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.maintenance.results import CompactResult
 from table_format.meta.manifest import FileKind, IndexFileMeta, ManifestEntry
+from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
 from table_format.write.commit import FileStoreCommit, commit_landed
@@ -23,7 +24,11 @@ def plan_compaction(
     store: FileStore, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None
 ) -> list[CompactTask]:
     """One task per (partition, bucket) of the latest snapshot (optionally only some partitions)."""
-    snapshot = store.snapshots.latest()
+    return store.snapshots.read_latest(lambda snapshot: _plan(store, snapshot, full, partitions))
+
+
+def _plan(store: FileStore, snapshot: Snapshot | None, full: bool,
+          partitions: Sequence[Mapping[str, Any]] | None) -> list[CompactTask]:
     if snapshot is None:
         return []
     accept: Callable[[bytes], bool] | None = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import io
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import fastavro.read
@@ -163,9 +163,23 @@ def write_avro(
 
 
 def read_avro(data: bytes, *, source: str) -> list[dict[str, Any]]:
-    """Decode every record of an Avro container; any failure is a CorruptMetadataError naming `source`."""
+    """Decode every record of an Avro container; any failure is a CorruptMetadataError naming `source`.
+
+    Each block must be consumed exactly by its record count: the count sits outside the compressed data, so a
+    damaged count would otherwise silently drop the block's last records.
+    """
+    records: list[dict[str, Any]] = []
     try:
-        records: list[dict[str, Any]] = list(fastavro.reader(io.BytesIO(data)))  # type: ignore[arg-type]
+        for block in fastavro.block_reader(io.BytesIO(data)):
+            records.extend(cast(Iterable[dict[str, Any]], block))
+            body = getattr(block, "bytes_", None)  # the decompressed block (fastavro's Block)
+            if isinstance(body, io.BytesIO) and body.tell() != len(body.getbuffer()):
+                raise CorruptMetadataError(
+                    f"{source}: Avro block at byte {block.offset} holds {len(body.getbuffer()) - body.tell()} bytes "
+                    f"beyond its {block.num_records} records"
+                )
+    except CorruptMetadataError:
+        raise
     except Exception as e:  # noqa: BLE001 - fastavro/zstd raise many kinds; all mean "unreadable"
         raise CorruptMetadataError(f"{source}: unreadable Avro file ({type(e).__name__}: {e})") from None
     return records

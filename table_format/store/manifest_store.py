@@ -69,15 +69,19 @@ class ManifestStore:
         return avro_codec(self.options.manifest_compression)
 
     # ---- reading -------------------------------------------------------------------------
-    def read_manifest_list(self, name: str) -> list[ManifestFileMeta]:
+    def read_manifest_list(self, name: str, *, size: int | None = None) -> list[ManifestFileMeta]:
+        """A manifest list; `size` (the snapshot's base/delta/changelogManifestListSize) is checked when known."""
         path = self.paths.manifest(name)
         try:
             data = self.file_io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(f"manifest list {path} is missing") from None
+        if size is not None and len(data) != size:
+            raise CorruptMetadataError(f"manifest list {path} has {len(data)} bytes, its snapshot says {size}")
         return decode_manifest_list(data, source=path)
 
-    def read_manifest(self, name: str) -> list[ManifestEntry]:
+    def read_manifest(self, name: str, *, meta: ManifestFileMeta | None = None) -> list[ManifestEntry]:
+        """A manifest's entries; with its `meta` (from the manifest list) its size and entry counts are checked."""
         with self._lock:
             cached = self._cache.get(name)
             if cached is not None:
@@ -88,7 +92,16 @@ class ManifestStore:
             data = self.file_io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(f"manifest {path} is missing") from None
+        if meta is not None and len(data) != meta.file_size:
+            raise CorruptMetadataError(f"manifest {path} has {len(data)} bytes, its manifest list says {meta.file_size}")
         entries = decode_manifest(data, source=path)
+        if meta is not None:
+            added = sum(1 for e in entries if e.kind == FileKind.ADD)
+            if (added, len(entries) - added) != (meta.num_added_files, meta.num_deleted_files):
+                raise CorruptMetadataError(
+                    f"manifest {path} holds {added} ADD and {len(entries) - added} DELETE entries, its manifest list "
+                    f"says {meta.num_added_files} and {meta.num_deleted_files}"
+                )
         with self._lock:
             self._cache[name] = entries
             while len(self._cache) > _CACHE_LIMIT:
@@ -97,8 +110,8 @@ class ManifestStore:
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base then delta manifests of a snapshot (the order readers fold in)."""
-        return self.read_manifest_list(snapshot.base_manifest_list) + self.read_manifest_list(
-            snapshot.delta_manifest_list
+        return self.read_manifest_list(snapshot.base_manifest_list, size=snapshot.base_manifest_list_size) + (
+            self.read_manifest_list(snapshot.delta_manifest_list, size=snapshot.delta_manifest_list_size)
         )
 
     def read_entries(
@@ -110,9 +123,9 @@ class ManifestStore:
         """All entries of the manifests in order, optionally filtered, read in parallel."""
         if len(manifests) > 1:
             with ThreadPoolExecutor(max_workers=min(8, len(manifests))) as pool:
-                chunks = list(pool.map(lambda m: self.read_manifest(m.file_name), manifests))
+                chunks = list(pool.map(lambda m: self.read_manifest(m.file_name, meta=m), manifests))
         else:
-            chunks = [self.read_manifest(m.file_name) for m in manifests]
+            chunks = [self.read_manifest(m.file_name, meta=m) for m in manifests]
         out: list[ManifestEntry] = []
         for chunk in chunks:
             out.extend(chunk if entry_filter is None else (e for e in chunk if entry_filter(e)))

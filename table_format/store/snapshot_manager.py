@@ -8,14 +8,16 @@ publication is create-if-absent, so a snapshot is never overwritten.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from typing import TypeVar
 
 from table_format.errors import CorruptMetadataError, SnapshotNotFoundError
 from table_format.io.file_io import FileIO
 from table_format.io.paths import EARLIEST, LATEST, SNAPSHOT_PREFIX, TablePaths
 from table_format.meta.snapshot import Snapshot
 
-
 _RACE_RETRIES = 5
+T = TypeVar("T")
 
 
 class SnapshotManager:
@@ -77,7 +79,23 @@ class SnapshotManager:
                 # expired between listing and reading: only possible when newer snapshots exist, so look again
                 if self.latest_id() == sid:
                     raise
-        return self.snapshot(sid)
+        sid = self.latest_id()
+        return self.snapshot(sid) if sid is not None else None
+
+    def read_latest(self, read: Callable[[Snapshot | None], T]) -> T:
+        """`read(latest)`, again on the new latest when that snapshot was expired while `read` opened its files.
+
+        Readers of the latest snapshot race snapshot expiration (which may remove it as soon as a newer one
+        exists): a missing manifest of a snapshot that is gone means "look again", not corruption.
+        """
+        for attempt in range(_RACE_RETRIES):
+            snapshot = self.latest()
+            try:
+                return read(snapshot)
+            except (CorruptMetadataError, SnapshotNotFoundError):
+                if snapshot is None or attempt == _RACE_RETRIES - 1 or self.exists(snapshot.id):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def snapshots(self) -> list[Snapshot]:
         """Every snapshot, oldest first; one expired while they are read is left out."""

@@ -398,8 +398,23 @@ class FileStoreCommit:
         except BaseException:
             self._delete_manifests(written)
             raise
+        # The id must not have been used before: if the snapshot we built on was expired meanwhile, newer ones
+        # exist, and snapshot-<new_id> may be one of them that expired too; creating it again would slip a
+        # snapshot nobody builds on into a gap (and a LATEST hint pointing at it). Rebuild on the new latest.
+        try:
+            stale = (not store.snapshots.exists(latest.id)) if latest is not None else bool(store.snapshots.list_ids())
+        except BaseException:
+            self._delete_manifests(written)
+            raise
+        if stale:
+            self._delete_manifests(written)
+            return None
         try:
             published = store.snapshots.try_create(snapshot)
+            if not published:
+                # "exists" can be our own snapshot when the store retried a create whose reply was lost (NFS):
+                # only another writer's content means we lost the race (RenamingSnapshotCommit does the same)
+                published = self._read_back_is_ours(snapshot)
         except Exception as e:
             published = self._published_after_error(snapshot, e, written)
         except BaseException:
@@ -411,6 +426,14 @@ class FileStoreCommit:
         if new_id == 1:
             store.snapshots.commit_earliest_hint(1)
         return new_id
+
+    def _read_back_is_ours(self, snapshot: Snapshot) -> bool:
+        path = self.store.paths.snapshot(snapshot.id)
+        try:
+            existing = Snapshot.from_json(self.store.file_io.read_bytes(path), source=path)
+        except (FileNotFoundError, CorruptMetadataError):
+            return False
+        return existing == snapshot
 
     def _published_after_error(self, snapshot: Snapshot, error: Exception, written: list[str]) -> bool:
         """Publishing raised: did our snapshot land anyway (e.g. the reply of a successful create was lost)?

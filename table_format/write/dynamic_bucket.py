@@ -16,6 +16,7 @@ import numpy as np
 
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import FileKind, IndexFileMeta
+from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
 
 HASH_INDEX = "HASH"
@@ -120,12 +121,14 @@ class PartitionIndex:
 
 
 def load_partition_index(store: FileStore, partition: bytes) -> PartitionIndex:
-    snapshot = store.snapshots.latest()
-    hashes: dict[int, np.ndarray] = {}
-    files: dict[int, IndexFileMeta] = {}
-    if snapshot is not None and snapshot.index_manifest:
-        for e in store.manifests.read_index_manifest(snapshot.index_manifest):
-            if e.kind == FileKind.ADD and e.partition == partition and e.index_file.index_type == HASH_INDEX:
-                hashes[e.bucket] = read_hash_index(store, e.index_file)
-                files[e.bucket] = e.index_file
-    return PartitionIndex(hashes=hashes, files=files)
+    def read(snapshot: Snapshot | None) -> PartitionIndex:
+        hashes: dict[int, np.ndarray] = {}
+        files: dict[int, IndexFileMeta] = {}
+        if snapshot is not None and snapshot.index_manifest:
+            for e in store.manifests.read_index_manifest(snapshot.index_manifest):
+                if e.kind == FileKind.ADD and e.partition == partition and e.index_file.index_type == HASH_INDEX:
+                    hashes[e.bucket] = read_hash_index(store, e.index_file)
+                    files[e.bucket] = e.index_file
+        return PartitionIndex(hashes=hashes, files=files)
+
+    return store.snapshots.read_latest(read)  # again if the latest snapshot expires while its index is read

@@ -362,8 +362,8 @@ class TableWrite:
         if not self.ignore_previous_files:
             store = self.store
             wanted = {p for p, _ in new}
-            snapshot = store.snapshots.latest()
-            entries = store.manifests.live_files(snapshot, entry_filter=lambda e: e.partition in wanted)
+            snapshot, entries = store.snapshots.read_latest(
+                lambda snap: (snap, store.manifests.live_files(snap, entry_filter=lambda e: e.partition in wanted)))
             expected = store.options.bucket if store.bucket_mode == BucketMode.FIXED else -1
             for e in entries:
                 if e.total_buckets != expected and store.bucket_mode == BucketMode.FIXED:

@@ -201,6 +201,13 @@ def test_pre_epoch_sub_millisecond_timestamps_both_ways(oracle, warehouse, file_
     assert our_lines(load(warehouse, "java")) == expected
     catalog = FileSystemCatalog(warehouse)
     ours = catalog.create_table(f"{DB}.ours", data_fields(PRE_EPOCH_FIELDS), options=options)
+    if file_format == "orc":
+        # pyarrow's ORC writer splits negative sub-millisecond values in a way Java's reader rejects:
+        # refused with a clear error, and nothing is committed
+        with pytest.raises(UnsupportedFeatureError, match="'ts'.*ORC"):
+            write_table(ours, arrow_table(PRE_EPOCH_FIELDS, rows))
+        assert ours.latest_snapshot() is None
+        return
     write_table(ours, arrow_table(PRE_EPOCH_FIELDS, rows))
     assert our_lines(ours) == expected
     assert java_lines(oracle, warehouse, "ours") == expected

@@ -190,3 +190,13 @@ def visible_data_files(table: Table) -> set[str]:
     for e in fresh.store.manifests.live_files(snap):
         out.add(os.path.relpath(fresh.store.data_file_path(e.partition, e.bucket, e.file.file_name), table.path))
     return out
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def read_text(path: str) -> str:
+    with open(path) as f:
+        return f.read()

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import multiprocessing as mp
-import os
 import random
 import time
 from typing import Any
 
 import pytest
 import rel_workers
-from rel_helpers import create, is_pk, missing_files, read_rows, reload, row_tuples, rows, tree
+from rel_helpers import create, is_pk, missing_files, read_rows, read_text, reload, row_tuples, rows, tree
 from rel_workers import crash_op
 
 CRASH_KINDS = ["partitioned", "append-unaware", "pk-dynamic"]
@@ -85,18 +84,19 @@ def crash_loop(tmp_path: Any, kind: str, kills: int, seed: int) -> dict[str, int
     stats = {"kills": 0, "steps": 0, "in_flight_landed": 0, "in_flight_lost": 0, "orphans_removed": 0}
     for k in range(kills):
         report = str(tmp_path / f"report-{k}")
-        open(report, "w").close()
+        with open(report, "w"):
+            pass
         child = CTX.Process(target=rel_workers.crash_child, args=(warehouse, table.identifier, kind, step, report))
         child.start()
         deadline = time.monotonic() + 120
-        while "ready" not in open(report).read():
-            assert child.is_alive() and time.monotonic() < deadline, f"crash child did not start: {open(report).read()}"
+        while "ready" not in read_text(report):
+            assert child.is_alive() and time.monotonic() < deadline, f"crash child did not start: {read_text(report)}"
             time.sleep(0.01)
         time.sleep(rnd.uniform(0.0, 0.6))
         child.kill()  # SIGKILL
         child.join()
         stats["kills"] += 1
-        assert child.exitcode == -9, open(report).read()  # it was still running: it died, it did not fail
+        assert child.exitcode == -9, read_text(report)  # it was still running: it died, it did not fail
         done, pending = parse(report)
         for s in done:
             model.apply(s)

@@ -261,3 +261,22 @@ def test_every_mode_every_scenario(tmp_path: Any, name: str, mode: str) -> None:
     sweep = Sweep(tmp_path, name)
     stats = sweep.run(ops=WRITE_OPS, when="after") if mode == "after" else sweep.run(crash=True)
     print(name, mode, stats)
+
+
+class _RetriedCreateIO(FaultyFileIO):
+    """A store whose create succeeds but reports "already exists" (NFS: a LINK retransmitted after a lost reply)."""
+
+    def try_create(self, path: str, data: bytes) -> bool:
+        super().try_create(path, data)
+        return False
+
+
+def test_create_reported_as_existing_but_ours_is_a_success(warehouse: str) -> None:
+    table = create(warehouse, "append-unaware")
+    write_table(table, rows("append-unaware", [1], 1))
+    io = _RetriedCreateIO.local()
+    flaky = FileSystemCatalog(warehouse, file_io=io).load_table(table.identifier)
+    assert write_table(flaky, rows("append-unaware", [2], 2)) == 2
+    fresh = FileSystemCatalog(warehouse).load_table(table.identifier)
+    assert [r[0] for r in read_rows(fresh)] == [1, 2]
+    assert missing_files(fresh) == []

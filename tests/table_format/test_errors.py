@@ -282,6 +282,16 @@ def test_one_bad_row_anywhere_rejects_the_whole_write(warehouse: str, bad_at: in
         ({"options": {"deletion-vectors.enabled": "maybe"}}, OptionError, ["'deletion-vectors.enabled'"]),
         ({"options": {"snapshot.num-retained.min": "0"}}, OptionError, ["'snapshot.num-retained.min'"]),
         ({"options": {"commit.min-retry-wait": "soon"}}, OptionError, ["'commit.min-retry-wait'"]),
+        ({"options": {"merge-engine": "partial-update", "fields.ghost.sequence-group": "name"}, "primary_keys": ["id"]},
+         SchemaError, ["fields.ghost.sequence-group", "'ghost'"]),
+        ({"options": {"merge-engine": "partial-update", "fields.qty.sequence-group": "ghost"}, "primary_keys": ["id"]},
+         SchemaError, ["fields.qty.sequence-group", "'ghost'"]),
+        ({"options": {"merge-engine": "aggregation", "fields.name.aggregate-function": "sum"}, "primary_keys": ["id"]},
+         SchemaError, ["fields.name.aggregate-function", "'name'"]),
+        ({"options": {"merge-engine": "aggregation", "fields.qty.aggregate-function": "median"},
+          "primary_keys": ["id"]}, OptionError, ["fields.qty.aggregate-function", "'median'"]),
+        ({"options": {"bucket": "2", "bucket-key": "qty"}, "primary_keys": ["id"]}, SchemaError,
+         ["bucket-key", "'qty'"]),
     ],
 )
 def test_bad_options_rejected_at_create(warehouse: str, kw: dict[str, Any], exc: type[TableFormatError],
@@ -311,6 +321,15 @@ def test_bucket_key_with_partition_key(warehouse: str) -> None:
     catalog = catalog_for(warehouse)
     with pytest.raises(SchemaError, match="bucket-key.*'dt'"):
         catalog.create_table("db.bad", PSCHEMA, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "dt"})
+    assert catalog.list_tables("db") == []
+
+
+def test_fixed_bucket_primary_key_without_partition_key(warehouse: str) -> None:
+    catalog = catalog_for(warehouse)
+    before = tree(warehouse)
+    with pytest.raises(SchemaError, match=r"db.bad.*'bucket' = 2.*\['id'\].*partition key.*\['dt'\]"):
+        catalog.create_table("db.bad", PSCHEMA, primary_keys=["id"], partition_keys=["dt"], options={"bucket": "2"})
+    assert tree(warehouse) == before
     assert catalog.list_tables("db") == []
 
 

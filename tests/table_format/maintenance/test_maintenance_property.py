@@ -26,8 +26,9 @@ from table_format import FileSystemCatalog, Table, write_table
 SCHEMA = pa.schema([("dt", pa.string(), False), ("id", pa.int64(), False), ("v", pa.string())])
 KINDS = {
     "append": ((), {"bucket": "-1"}),
-    "pk": (("dt", "id"), {"bucket": "2"}),
-    "pk-dynamic": (("dt", "id"), {"bucket": "-1", "dynamic-bucket.target-row-num": "2"}),
+    # write-only: the model counts one snapshot per write; compaction is its own operation here
+    "pk": (("dt", "id"), {"bucket": "2", "write-only": "true"}),
+    "pk-dynamic": (("dt", "id"), {"bucket": "-1", "dynamic-bucket.target-row-num": "2", "write-only": "true"}),
 }
 Row = tuple[str, int, str]
 
