@@ -120,10 +120,9 @@ def _check_orc_timestamps(table: pa.Table) -> None:
         if not pa.types.is_timestamp(f.type) or f.type.unit in ("s", "ms"):
             continue
         per_ms = 1000 if f.type.unit == "us" else 1_000_000
-        values = pc.cast(table.column(f.name), pa.int64())
-        bad = pc.and_(pc.less(values, 0), pc.not_equal(pc.subtract(values, pc.multiply(
-            pc.floor(pc.divide(pc.cast(values, pa.float64()), per_ms)).cast(pa.int64()), per_ms)), 0))
-        if pc.any(bad).as_py():
+        values = pc.fill_null(pc.cast(table.column(f.name), pa.int64()), 0).to_numpy()
+        bad = (values < 0) & (values % per_ms != 0)
+        if bad.any():
             raise UnsupportedFeatureError(
                 f"column {f.name!r}: ORC data files cannot hold timestamps before 1970 with sub-millisecond "
                 "digits readable by Java Paimon; use file.format parquet or avro, or round to milliseconds"

@@ -422,10 +422,56 @@ class FileStoreCommit:
         if not published:
             self._delete_manifests(written)
             return None
+        for attempt in range(3):  # a transient read error must not turn a landed commit into an error
+            try:
+                in_a_gap = self._created_in_a_gap(latest, snapshot, delta)
+                break
+            except Exception as e:
+                if attempt == 2:
+                    raise CommitOutcomeUnknownError(
+                        f"table {store.identifier!r}: snapshot {store.paths.snapshot(new_id)} was created but "
+                        f"whether it extends the table or fills an expired id could not be told ({e}); its files "
+                        "are kept"
+                    ) from e
+        if in_a_gap:
+            store.file_io.delete_quietly(store.paths.snapshot(new_id))
+            self._delete_manifests(written)
+            return None
         store.snapshots.commit_latest_hint(new_id)
         if new_id == 1:
             store.snapshots.commit_earliest_hint(1)
         return new_id
+
+    def _created_in_a_gap(self, base: Snapshot | None, ours: Snapshot, delta: list[ManifestEntry]) -> bool:
+        """Did the snapshot we just created re-use an id that had been taken and expired meanwhile?
+
+        A committer that built on snapshot n (and was slow, e.g. descheduled) can find snapshot-<n+1> absent
+        because a newer one exists and an expiration removed n and n+1 in the meantime; creating it then slips a
+        snapshot nobody builds on below the real latest: a lost commit. Expiration deletes snapshot files oldest
+        first, so while `base` still exists, n+1 cannot have been expired: the usual, one-`exists` answer. Else:
+        our file already expired (others built on it), or ours is the newest: it landed; a successor n+2 that
+        holds our changes in its base: it landed; anything else: a gap. (Not in Java, where the same race exists.)
+        """
+        snapshots = self.store.snapshots
+        if base is not None and snapshots.exists(base.id):
+            return False
+        ids = snapshots.list_ids()
+        if ours.id not in ids or not any(i > ours.id for i in ids):
+            return False
+        if ours.id + 1 not in ids:
+            return True  # n+2 gone while ours is still there: expiration would have removed ours first
+        successor = snapshots.snapshot(ours.id + 1)
+        manifests = self.store.manifests
+        entries = manifests.read_entries(manifests.read_manifest_list(successor.base_manifest_list))
+
+        def ident(e: ManifestEntry) -> tuple[bytes, int, int, str]:
+            return (e.partition, e.bucket, e.file.level, e.file.file_name)
+
+        added = {ident(e) for e in delta if e.kind == FileKind.ADD}
+        if added:
+            return not added <= {ident(e) for e in entries if e.kind == FileKind.ADD}
+        removed = {ident(e) for e in delta if e.kind == FileKind.DELETE}
+        return bool(removed & {ident(e) for e in merge_entries(entries) if e.kind == FileKind.ADD})
 
     def _read_back_is_ours(self, snapshot: Snapshot) -> bool:
         path = self.store.paths.snapshot(snapshot.id)

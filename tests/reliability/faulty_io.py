@@ -1,9 +1,9 @@
 """A FileIO that fails on purpose: the N-th call of chosen operations raises OSError, or "crashes".
 
-    io = FaultyFileIO.local(fail_at=3, ops=WRITE_OPS)       # the 3rd write-like call raises OSError
-    io = FaultyFileIO.local(fail_at=3, crash=True)           # the 3rd call of any op raises SimulatedCrash,
+    io = FaultyFileIO.on_local_disk(fail_at=3, ops=WRITE_OPS)  # the 3rd write-like call raises OSError
+    io = FaultyFileIO.on_local_disk(fail_at=3, crash=True)  # the 3rd call of any op raises SimulatedCrash,
                                                              # and every later call too (a dead process)
-    io = FaultyFileIO.local(fail_at=3, when="after")         # the 3rd call happens, then raises (lost reply)
+    io = FaultyFileIO.on_local_disk(fail_at=3, when="after")  # the 3rd call happens, then raises (lost reply)
     catalog = FileSystemCatalog(warehouse, file_io=io)
 
 `SimulatedCrash` derives from BaseException, so `except Exception` handlers do not swallow it, and because every
@@ -44,7 +44,7 @@ class FaultyFileIO(FileIO):
         self.arm(fail_at, ops=ops, crash=crash, when=when, match=match)
 
     @classmethod
-    def local(cls, **kw: Any) -> FaultyFileIO:
+    def on_local_disk(cls, **kw: Any) -> FaultyFileIO:
         return cls(pafs.LocalFileSystem(), local=True, **kw)
 
     def arm(self, fail_at: int | None, *, ops: Iterable[str] = ALL_OPS, crash: bool = False, when: str = "before",

@@ -18,7 +18,14 @@ import pyarrow as pa
 from faulty_io import ObjectStoreLikeFileIO
 from rel_helpers import PARTITIONS, is_partitioned, is_pk, rows
 
-from table_format import CommitConflictError, FileSystemCatalog, Table, write_table
+from table_format import (
+    CommitConflictError,
+    CommitFailedError,
+    CommitOutcomeUnknownError,
+    FileSystemCatalog,
+    Table,
+    write_table,
+)
 from table_format.io.lock import FileCommitLock
 
 HOT_KEYS = range(5)  # keys every writer of a primary-key table upserts (last writer wins)
@@ -32,11 +39,15 @@ def _catalog(warehouse: str, lock_dir: str | None, object_store: bool = False) -
 
 
 def _retrying(fn: Callable[[], Any], *, conflicts: list[int], max_tries: int = 200) -> Any:
-    """Run a commit until it lands; CommitConflictError (and only it) means "did not land, try again"."""
+    """Run a commit until it lands. CommitConflictError, and CommitFailedError when the committer's own retries
+    ran out (other writers kept taking the next id), mean "nothing landed, try again"; nothing else is expected
+    (CommitOutcomeUnknownError, a CommitFailedError too, is not retried)."""
     for attempt in range(max_tries):
         try:
             return fn()
-        except CommitConflictError:
+        except CommitOutcomeUnknownError:
+            raise
+        except (CommitConflictError, CommitFailedError):
             conflicts[0] += 1
             time.sleep(random.uniform(0.0, 0.02 * min(attempt + 1, 10)))
     raise AssertionError(f"no progress after {max_tries} conflicting attempts")
@@ -164,7 +175,9 @@ def compactor(warehouse: str, identifier: str, stop: Any, queue: Any, table: Tab
             try:
                 if t.maintenance.compact(full=n % full_every == 0).snapshot_id is not None:
                     landed += 1
-            except CommitConflictError:
+            except CommitOutcomeUnknownError:
+                raise
+            except (CommitConflictError, CommitFailedError):  # nothing landed
                 conflicts += 1
             time.sleep(0.01)
         return {"landed": landed, "conflicts": conflicts, "runs": n}

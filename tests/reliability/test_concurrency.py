@@ -30,7 +30,8 @@ from rel_helpers import (
 )
 from rel_workers import HOT_KEYS, commit_ids
 
-from table_format import CommitKind, FileSystemCatalog, Table
+from table_format import CommitKind, FileSystemCatalog, Table, write_table
+from table_format.io.file_io import FileIO
 from table_format.io.lock import FileCommitLock
 
 LOAD_KINDS = list(KINDS)
@@ -228,3 +229,51 @@ def test_threads_x_commits(warehouse: str, kind: str, shared: bool) -> None:
         assert status == "ok", payload
         reports[name] = payload
     check_load(table, kind, [reports[f"writer-{w}"] for w in range(workers)], workers, commits, 2)
+
+
+# ---- a committer that re-creates an expired snapshot id ----------------------------------------------------------
+
+
+class _RaceBeforeCreate(ObjectStoreLikeFileIO):
+    """Runs `hook(path)` once, just before the first snapshot create (after the committer checked its base)."""
+
+    def __init__(self, hook: Any) -> None:
+        super().__init__()
+        self.hook = hook
+
+    def try_create(self, path: str, data: bytes) -> bool:
+        if self.hook is not None and "/snapshot/snapshot-" in path:
+            hook, self.hook = self.hook, None
+            hook(path)
+        return super().try_create(path, data)
+
+    @property
+    def atomic_create(self) -> bool:
+        return True
+
+    def _create_if_absent(self, path: str, data: bytes) -> bool:  # the real link(2)-based create
+        return FileIO._create_if_absent(self, path, data)
+
+
+@pytest.mark.parametrize("kind", ["append-unaware", "pk-fixed-write-only"])
+def test_slow_committer_does_not_refill_an_expired_snapshot_id(warehouse: str, kind: str) -> None:
+    """Writer A builds on snapshot 1 and is descheduled; B commits 2 and 3; an expiration removes 1 and 2; A's
+    create of snapshot-2 then succeeds. That snapshot is in a gap nobody builds on: A must notice, remove it and
+    commit on top of 3 instead, or its rows are lost while it was told "committed"."""
+    table = create(warehouse, kind)
+    write_table(table, rows(kind, [1], 1))
+
+    def other_writer_and_expirer(path: str) -> None:
+        other = FileSystemCatalog(warehouse).load_table(table.identifier)
+        write_table(other, rows(kind, [2], 2))
+        write_table(other, rows(kind, [3], 3))
+        other.maintenance.expire_snapshots(retain_min=1, older_than=dt.timedelta(0), dry_run=False)
+        assert [s.id for s in other.snapshots()] == [3]
+
+    io = _RaceBeforeCreate(other_writer_and_expirer)
+    slow = FileSystemCatalog(warehouse, file_io=io).load_table(table.identifier)
+    assert write_table(slow, rows(kind, [4], 4)) == 4
+    fresh = reload(table)
+    assert [s.id for s in fresh.snapshots()] == [3, 4]
+    assert [r[0] for r in read_rows(fresh)] == [1, 2, 3, 4]
+    assert missing_files(fresh) == []

@@ -144,7 +144,7 @@ class Sweep:
         stats = {"faults": 0, "failed": 0, "absorbed": 0}
         for n in range(1, limit + 1):
             wh = self._copy(f"{when}{'-crash' if crash else ''}")
-            io = FaultyFileIO.local()
+            io = FaultyFileIO.on_local_disk()
             table = self._load(wh, io)
             root = table.path
             before_state = snapshot_state(table)
@@ -274,7 +274,7 @@ class _RetriedCreateIO(FaultyFileIO):
 def test_create_reported_as_existing_but_ours_is_a_success(warehouse: str) -> None:
     table = create(warehouse, "append-unaware")
     write_table(table, rows("append-unaware", [1], 1))
-    io = _RetriedCreateIO.local()
+    io = _RetriedCreateIO.on_local_disk()
     flaky = FileSystemCatalog(warehouse, file_io=io).load_table(table.identifier)
     assert write_table(flaky, rows("append-unaware", [2], 2)) == 2
     fresh = FileSystemCatalog(warehouse).load_table(table.identifier)

@@ -4,6 +4,9 @@ expirer (retain_min=1, older_than=0), all at once, in processes and in threads.
 Every commit lands or raises CommitConflictError (the writers retry); a compaction never drops rows appended
 concurrently; expiration never deletes a file a remaining snapshot needs. At the end every file referenced by
 every remaining snapshot exists and the table reads exactly the model's rows, also after orphan removal.
+
+Default: 3 kinds x (2 writers x 12 commits + 4 overwrites + compactor + expirer) in processes, 2 kinds in threads.
+Soak (`-m slow`): 3 kinds x 5 rounds x (4 writers x 60 commits + 15 overwrites + compactor + expirer), and threads.
 """
 
 from __future__ import annotations
@@ -104,23 +107,33 @@ def test_mixed_processes(warehouse: str, kind: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", MIXED_KINDS)
-@pytest.mark.parametrize("round_", range(3))
+@pytest.mark.parametrize("round_", range(5))
 def test_mixed_processes_soak(warehouse: str, kind: str, round_: int) -> None:
-    run_mixed_processes(warehouse, kind, writers=4, commits=40, rounds=10)
+    run_mixed_processes(warehouse, kind, writers=4, commits=60, rounds=15)
 
 
 @pytest.mark.parametrize("kind", ["partitioned", "append-partitioned"])
 def test_mixed_threads(warehouse: str, kind: str) -> None:
     """The same in one process, all threads sharing one Table object (and its manifest cache)."""
+    run_mixed_threads(warehouse, kind, writers=2, commits=8, rounds=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", MIXED_KINDS)
+def test_mixed_threads_soak(warehouse: str, kind: str) -> None:
+    run_mixed_threads(warehouse, kind, writers=4, commits=40, rounds=10)
+
+
+def run_mixed_threads(warehouse: str, kind: str, writers: int, commits: int, rounds: int) -> None:
     table = create(warehouse, kind)
-    writers, commits, rounds = 2, 8, 3
     q: queue_mod.SimpleQueue[Any] = queue_mod.SimpleQueue()
     stop = threading.Event()
     threads = [threading.Thread(target=rel_workers.mixed_writer, args=(warehouse, table.identifier, kind, w, commits,
                                                                        q), kwargs={"table": table})
                for w in range(writers)]
-    threads.append(threading.Thread(target=rel_workers.overwriter, args=(warehouse, table.identifier, kind, rounds, q),
-                                    kwargs={"table": table}))
+    if is_partitioned(kind):
+        threads.append(threading.Thread(target=rel_workers.overwriter,
+                                        args=(warehouse, table.identifier, kind, rounds, q), kwargs={"table": table}))
     others = [threading.Thread(target=rel_workers.compactor, args=(warehouse, table.identifier, stop, q),
                                kwargs={"table": table}),
               threading.Thread(target=rel_workers.expirer, args=(warehouse, table.identifier, stop, q),

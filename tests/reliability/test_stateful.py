@@ -4,7 +4,7 @@ compactions, expirations, tags, rollbacks and time-travel reads in any order.
 Invariants after every step: the table (opened afresh) reads what the model says, and every file referenced by
 every snapshot and tag exists. Time travel to any retained snapshot or tag reads what the model said back then.
 
-Default: 2 machines x 15 examples x up to 20 steps. Soak (`-m slow`): 2 x 60 x 40.
+Default: 2 machines x 15 examples x up to 20 steps. Soak (`-m slow`): 2 x 200 x 40.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class AppendTableMachine(TableMachine):
 
 _QUICK = settings(max_examples=15, stateful_step_count=20, deadline=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-_SOAK = settings(max_examples=60, stateful_step_count=40, deadline=None,
+_SOAK = settings(max_examples=200, stateful_step_count=40, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
