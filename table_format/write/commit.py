@@ -186,9 +186,18 @@ class FileStoreCommit:
             return
         accept = overwrite.partitions
         for sid in range(base + 1, latest.id + 1):
-            snap = self.store.snapshots.snapshot(sid)
-            metas = self.store.manifests.read_manifest_list(snap.delta_manifest_list)
-            for e in self.store.manifests.read_entries(metas):
+            try:
+                snap = self.store.snapshots.snapshot(sid)
+                metas = self.store.manifests.read_manifest_list(snap.delta_manifest_list)
+                entries = self.store.manifests.read_entries(metas)
+            except (SnapshotNotFoundError, CorruptMetadataError):
+                if self.store.snapshots.exists(sid):
+                    raise
+                raise CommitConflictError(
+                    f"table {self.store.identifier!r}: snapshot {sid}, committed after the snapshot {base} this "
+                    "overwrite read, was expired before it could be checked; rerun it on the new data"
+                ) from None
+            for e in entries:
                 if accept is None or accept(e.partition):
                     raise CommitConflictError(
                         f"table {self.store.identifier!r}: snapshot {sid} changed the partitions this overwrite "
