@@ -532,11 +532,26 @@ def commit_landed(store: FileStore, commit_user: str, after_id: int | None) -> b
         for sid in reversed(store.snapshots.list_ids()):
             if after_id is not None and sid <= after_id:
                 return False
-            try:
-                if store.snapshots.snapshot(sid).commit_user == commit_user:
-                    return True
-            except SnapshotNotFoundError:
+            snapshot = _read_settled(store, sid)
+            if snapshot is None:
                 continue  # expired meanwhile: older than ours would be
+            if snapshot.commit_user == commit_user:
+                return True
         return False
     except Exception:
         return True
+
+
+def _read_settled(store: FileStore, sid: int, *, attempts: int = 10) -> Snapshot | None:
+    """Snapshot `sid`, or None when it is gone; on a store without atomic puts a snapshot being written can read as
+    truncated for a moment, so an unreadable one is read again before giving up (the error propagates)."""
+    for attempt in range(attempts):
+        try:
+            return store.snapshots.snapshot(sid)
+        except SnapshotNotFoundError:
+            return None
+        except CorruptMetadataError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+    return None
