@@ -199,25 +199,54 @@ def _sum(col: MergeColumn, seg: Segments, valid: np.ndarray, r: np.ndarray, *, t
         x = np.where(valid, np.where(r, -unscaled, unscaled), 0)
         s = np.add.reduceat(x, seg.starts)
         return _decimal_from_unscaled(s, seg.any(valid), t)
-    x, kind = _numeric(col)
-    ops = np.where(valid, np.where(r, 2, 1), 0).astype(np.int8)
-    if kind == "float":  # acc + x (or acc - x) in order; -0.0 is the exact identity of IEEE addition
-        signed = np.where(r, -x, x)
-        return pa.array(fold(seg, np.where(valid, signed, x.dtype.type(-0.0)), np.add), mask=~seg.any(valid), type=t)
+    if pa.types.is_decimal(t):
+        return _sum_wide_decimal(col, seg, valid, r)
+    x = col.numpy(0)  # floating point: acc + x (or acc - x) in order; -0.0 is the exact identity of IEEE addition
+    signed = np.where(r, -x, x)
+    return pa.array(fold(seg, np.where(valid, signed, x.dtype.type(-0.0)), np.add), mask=~seg.any(valid), type=t)
 
-    def dstep(acc: np.ndarray, has: np.ndarray, v: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        out = np.empty(len(acc), dtype=object)
-        ok = np.zeros(len(acc), dtype=bool)
-        for i in range(len(acc)):  # DECIMAL(>18): BigDecimal steps, null on overflow
-            if op[i] == 0:
-                out[i], ok[i] = acc[i], has[i]
-                continue
-            signed = -v[i] if op[i] == 2 else v[i]
-            res = _java_decimal(acc[i] + signed, t) if has[i] else signed
-            out[i], ok[i] = res, res is not None
-        return out, ok
-    values, has = sequential(seg, x, ops, dstep)
-    return _from_numeric(values, has, t)
+
+def _sum_wide_decimal(col: MergeColumn, seg: Segments, valid: np.ndarray, r: np.ndarray) -> pa.Array:
+    """DECIMAL(p > 18) sums on unscaled Python ints (object arrays, C loops): values of one scale add exactly, and
+    a step whose result needs more than p digits gives null, after which the next value starts over
+    (DecimalUtils.add + Decimal.fromBigDecimal in FieldSumAgg)."""
+    t = col.type
+    x = _decimal128_unscaled(col.orig)[col.sel]
+    signed = np.where(r, -x, x)
+    limit = 10**t.precision
+    zero = np.zeros(len(x), dtype=object)
+    abs_total = np.add.reduceat(np.where(valid, np.abs(x), zero), seg.starts)
+    if (abs_total < limit).all():  # no step can overflow: the order of the additions does not matter
+        return _decimal_from_ints(np.add.reduceat(np.where(valid, signed, zero), seg.starts), seg.any(valid), t)
+    ops = valid.astype(np.int8)
+
+    def step(acc: np.ndarray, has: np.ndarray, v: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        res = np.where(has, acc + v, v)
+        ok = ~has | (np.abs(res) < limit)
+        return np.where(ok, res, 0), ok
+    values, has = sequential(seg, np.where(valid, signed, zero), ops, step)
+    return _decimal_from_ints(values, has, t)
+
+
+def _decimal128_unscaled(col: pa.Array) -> np.ndarray:
+    """Unscaled values of a decimal128 array as Python ints (object array; nulls give 0)."""
+    words = np.frombuffer(col.buffers()[1], dtype=np.uint64)[2 * col.offset: 2 * (col.offset + len(col))]
+    low = words[0::2].astype(object)
+    high = words[1::2].view(np.int64).astype(object)
+    out = high * (1 << 64) + low
+    if col.null_count:
+        out[is_null(col)] = 0
+    return out
+
+
+def _decimal_from_ints(unscaled: np.ndarray, has: np.ndarray, t: pa.DataType) -> pa.Array:
+    """A decimal128 array from unscaled Python ints (null where not `has`)."""
+    unscaled = np.where(has, unscaled, 0)
+    low = (unscaled & ((1 << 64) - 1)).astype(np.uint64)
+    high = (unscaled >> 64).astype(np.int64)
+    words = np.stack([low, high.view(np.uint64)], axis=1)
+    validity = pa.array(has).buffers()[1] if not has.all() else None
+    return pa.Array.from_buffers(t, len(unscaled), [validity, pa.py_buffer(words.tobytes())])
 
 
 def _decimal_unscaled(col: pa.Array) -> np.ndarray:

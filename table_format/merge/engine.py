@@ -219,7 +219,7 @@ def _merge_columns(data: pa.Table, perm: np.ndarray, seg: Segments, kinds: np.nd
         if not isinstance(res, Pick):
             col = combined(data.column(c))
             values = res.filter(pa.array(merged_kept)) if not merged_kept.all() else res
-            final[c] = _interleave(col, base, out_single, values.cast(col.type))
+            final[c] = _interleave(col, base, out_single, merged_pos, values.cast(col.type))
     columns = [final[c] for c in value_names]
     seq_out = seqs_in[base]
     seq_out[merged_pos] = out_seq[merged_kept]
@@ -245,30 +245,37 @@ def _take_indices(pick: np.ndarray, merged_kept: np.ndarray, idx: np.ndarray, ma
     return out
 
 
-def _interleave(col: pa.Array, base: np.ndarray, out_single: np.ndarray, values: pa.Array) -> pa.Array:
-    """Output column: input rows `base` where `out_single`, else the merged `values` in order."""
-    if out_single.all():
+def _interleave(col: pa.Array, base: np.ndarray, out_single: np.ndarray, merged_pos: np.ndarray,
+                values: pa.Array) -> pa.Array:
+    """Output column: input rows `base` where `out_single`, else the merged `values` (at `merged_pos`) in order."""
+    if not len(merged_pos):
         return col.take(pa.array(base))
-    if not out_single.any():
+    if len(merged_pos) == len(base):
         return values
-    singles = base[out_single]
+    t = col.type
     raw = primitive_values(col)
     merged = primitive_values(values)
+    boolean = pa.types.is_boolean(t) and pa.types.is_boolean(values.type)
+    if boolean:  # bit-packed: through numpy bools
+        raw = col.fill_null(False).to_numpy(zero_copy_only=False)
+        merged = values.fill_null(False).to_numpy(zero_copy_only=False)
     if raw is not None and merged is not None and raw.dtype == merged.dtype:  # numpy, no Arrow kernels
         out = raw[base]
-        out[~out_single] = merged
+        out[merged_pos] = merged
+        validity = None
         if col.null_count or values.null_count:
             nulls = is_null(col)[base] if col.null_count else np.zeros(len(base), dtype=bool)
-            nulls[~out_single] = is_null(values)
-            return pa.Array.from_buffers(col.type, len(out), [pa.array(~nulls).buffers()[1],
-                                                              pa.py_buffer(out)])
-        return pa.Array.from_buffers(col.type, len(out), [None, pa.py_buffer(out)])
+            nulls[merged_pos] = is_null(values)
+            validity = pa.array(~nulls).buffers()[1]
+        data = pa.array(out).buffers()[1] if boolean else pa.py_buffer(out)
+        return pa.Array.from_buffers(t, len(out), [validity, data])
     try:
         return pc.replace_with_mask(col.take(pa.array(base)), pa.array(~out_single), values)
     except pa.ArrowNotImplementedError:  # nested types
+        singles = base[out_single]
         pos = np.empty(len(base), dtype=np.int64)
         pos[out_single] = np.arange(len(singles))
-        pos[~out_single] = len(singles) + np.arange(len(values))
+        pos[merged_pos] = len(singles) + np.arange(len(values))
         return pa.concat_arrays([col.take(pa.array(singles)), values]).take(pa.array(pos))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 import numpy as np
@@ -158,6 +158,32 @@ def test_decimal_sums() -> None:
     assert _agg(big, "sum", [("+I", 1, nines), ("+I", 1, Decimal("0.1"))]) == [None]  # overflow: null
     assert _agg(big, "sum", [("+I", 1, nines), ("+I", 1, Decimal("0.1")), ("+I", 1, Decimal("2.5"))]) == [
         Decimal("2.5")]  # and the next value starts over
+
+
+_WIDE = Context(prec=60)
+
+
+def test_wide_decimal_sum_matches_a_step_by_step_model() -> None:
+    """DECIMAL(38, 4) sums near the limit: every step checked, null on overflow, the next value starts over."""
+    schema = pa.schema([("k", pa.int32()), ("v", pa.decimal128(38, 4))])
+    rng = np.random.default_rng(5)
+    limit = 10**38
+    rows, model = [], {}
+    for k in range(40):
+        acc: int | None = None
+        for _ in range(int(rng.integers(1, 12))):
+            unscaled = int(rng.integers(-9, 10)) * 10**37 + int(rng.integers(-10**6, 10**6))
+            kind = "-U" if rng.random() < 0.2 else "+I"
+            rows.append((kind, k, Decimal(unscaled).scaleb(-4, _WIDE)))
+            signed = -unscaled if kind == "-U" else unscaled
+            if acc is None:
+                acc = signed
+            else:
+                acc = acc + signed if abs(acc + signed) < limit else None
+        model[k] = None if acc is None else Decimal(acc).scaleb(-4, _WIDE)
+    assert any(v is None for v in model.values()) and any(v is not None for v in model.values())
+    got = _merge(schema, {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"}, rows)
+    assert {r["k"]: r["v"] for r in got} == model
 
 
 def test_product_and_its_retraction() -> None:
