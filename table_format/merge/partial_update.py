@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from table_format.errors import SchemaError, UnsupportedFeatureError
-from table_format.merge.aggregate import _java_decimal, check_retract
+from table_format.merge.aggregate import _decimal_from_unscaled, _decimal_unscaled, _java_decimal, check_retract
 from table_format.merge.kernels import MergeColumn, Pick, Segments, combined, dense_rank, lex_rank
 from table_format.merge.nested import (
     _collect_agg,
@@ -157,8 +157,14 @@ class _Field:
         else:
             assert agg is not None
             self.scalar = _ScalarAgg(agg, col.type, where)
-            self.values = col.array.to_pylist()
-            self.acc: list[Any] = [None] * runs
+            self.numeric = _numeric_state(agg.function, col.type)
+            if self.numeric is not None:  # numpy state: the value and "not null" of every active run
+                self.xs = _numeric_values(col, self.numeric)
+                self.nacc = np.zeros(runs, dtype=self.xs.dtype)
+                self.nhas = np.zeros(runs, dtype=bool)
+            else:
+                self.values = col.array.to_pylist()
+                self.acc: list[Any] = [None] * runs
 
     def null_at(self, ptr: np.ndarray) -> np.ndarray:
         return (ptr < 0) | self.nulls[np.maximum(ptr, 0)]
@@ -214,7 +220,10 @@ class _Field:
         self.ptr[:k] = np.where(mask, new, acc)
 
     def value_step(self, mask: np.ndarray, j: np.ndarray, mode: str) -> None:
-        """mode: 'agg', 'rev' (aggReversed) or 'retract'; Python values."""
+        """mode: 'agg', 'rev' (aggReversed) or 'retract'."""
+        if self.numeric is not None:
+            self._numeric_step(mask, j, mode)
+            return
         for i in np.flatnonzero(mask).tolist():
             x = self.values[int(j[i])]
             a = self.acc[i]
@@ -223,11 +232,42 @@ class _Field:
             else:
                 self.acc[i] = self.scalar.add(a, x, reversed_=mode == "rev")
 
+    def _numeric_step(self, mask: np.ndarray, j: np.ndarray, mode: str) -> None:
+        """sum / product / bool_and / bool_or of numbers, all active runs at once (agg and aggReversed are the
+        same for these commutative functions; the null rules are FieldAggregator's)."""
+        if mode == "retract" and self.scalar.agg.ignore_retract:
+            return
+        k = len(j)
+        acc, has = self.nacc[:k], self.nhas[:k]
+        x, x_null = self.xs[j], self.nulls[j]
+        fn = self.scalar.fn
+        with np.errstate(all="ignore"):  # Java's int arithmetic wraps; float division by zero is inf/nan
+            if mode != "retract":
+                if fn == "sum":
+                    both = acc + x
+                elif fn == "product":
+                    both = acc * x
+                elif fn == "bool_and":
+                    both = acc & x
+                else:
+                    both = acc | x
+                new = np.where(has, np.where(x_null, acc, both), x)
+            elif fn == "sum":  # a null accumulator retracts to -x
+                new = np.where(has, np.where(x_null, acc, acc - x), -x)
+            else:  # product: a null accumulator takes x
+                div_mask = mask & has & ~x_null
+                new = np.where(div_mask, _divide(acc, np.where(div_mask, x, 1), self.scalar), np.where(has, acc, x))
+        self.nacc[:k] = np.where(mask, new, acc)
+        self.nhas[:k] = np.where(mask, has | ~x_null, has)
+
     def set_from(self, mask: np.ndarray, j: np.ndarray) -> None:
         """row.setField(i, kv.getField(i)) for the runs in mask."""
         k = len(j)
         if self.pointer:
             self.ptr[:k] = np.where(mask, j, self.ptr[:k])
+        elif self.numeric is not None:
+            self.nacc[:k] = np.where(mask, self.xs[j], self.nacc[:k])
+            self.nhas[:k] = np.where(mask, ~self.nulls[j], self.nhas[:k])
         else:
             for i in np.flatnonzero(mask).tolist():
                 self.acc[i] = self.values[int(j[i])]
@@ -237,10 +277,51 @@ class _Field:
             ptr = np.empty_like(self.ptr)
             ptr[order] = self.ptr
             return Pick(ptr)
+        if self.numeric is not None:
+            values = np.empty_like(self.nacc)
+            values[order] = self.nacc
+            has = np.empty_like(self.nhas)
+            has[order] = self.nhas
+            t = self.col.type
+            if pa.types.is_decimal(t):
+                return _decimal_from_unscaled(values, has, t)
+            return pa.array(values, mask=~has, type=t)
         acc: list[Any] = [None] * len(self.acc)
         for pos, v in zip(order.tolist(), self.acc, strict=True):
             acc[pos] = v
         return pa.array(acc, type=self.col.type)
+
+
+def _numeric_state(fn: str, t: pa.DataType) -> str | None:
+    """Which value-building aggregators keep numpy state: 'int', 'float', 'decimal' (unscaled int64) or 'bool'."""
+    if fn in ("bool_and", "bool_or"):
+        return "bool" if pa.types.is_boolean(t) else None
+    if fn not in ("sum", "product"):
+        return None
+    if pa.types.is_integer(t):
+        return "int"
+    if pa.types.is_floating(t):
+        return "float"
+    if pa.types.is_decimal(t) and t.precision <= 18 and fn == "sum":  # compact decimals add as longs
+        return "decimal"
+    return None
+
+
+def _numeric_values(col: MergeColumn, kind: str) -> np.ndarray:
+    """The column's values in merge order as numpy (nulls hold 0 / False)."""
+    if kind == "decimal":
+        return _decimal_unscaled(col.orig)[col.sel]
+    return col.numpy(False if kind == "bool" else 0)
+
+
+def _divide(acc: np.ndarray, x: np.ndarray, scalar: _ScalarAgg) -> np.ndarray:
+    """FieldProductAgg.retract: acc / x (integers truncate toward zero; dividing by 0 fails as in Java)."""
+    if not np.issubdtype(acc.dtype, np.integer):
+        return acc / x
+    if (x == 0).any():
+        raise UnsupportedFeatureError(f"{scalar.where}column {scalar.agg.column!r}: product retracts a 0")
+    q = np.abs(acc) // np.abs(x)
+    return np.where((acc < 0) ^ (x < 0), -q, q).astype(acc.dtype)
 
 
 def partial_update_groups(data: pa.Table, msel: np.ndarray, mseqs: np.ndarray, value_names: list[str], seg: Segments,
