@@ -205,7 +205,21 @@ def build_schema(
         time_millis=int(time.time() * 1000),
     )
     _validate_bucket_keys(result, where)
+    _validate_field_options(result, where)
     return result
+
+
+def _validate_field_options(schema: TableSchema, where: str) -> None:
+    """Every `fields.<names>.<option>` names columns of the table (SchemaValidation.validateFieldsPrefix); only
+    `fields.default-aggregate-function` is not about a column."""
+    for key in schema.options:
+        if not key.startswith("fields.") or key == "fields.default-aggregate-function":
+            continue
+        unknown = [n for n in key[len("fields."):].split(".", 1)[0].split(",") if n not in schema.field_names]
+        if unknown:
+            raise SchemaError(
+                f"{where}option {key!r} names {unknown}, which are not columns (columns: {schema.field_names})"
+            )
 
 
 def _validate_bucket_keys(schema: TableSchema, where: str) -> None:

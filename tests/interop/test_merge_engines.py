@@ -522,6 +522,26 @@ def test_count_function_is_refused_like_java(warehouse: str, oracle: Any) -> Non
                              options={"merge-engine": "aggregation", "fields.a.aggregate-function": "count"})
 
 
+@pytest.mark.parametrize("option", [
+    {"fields.nope.aggregate-function": "sum"}, {"fields.nope.ignore-retract": "true"}, {"fields.nope": "x"},
+    {"fields.a,nope.sequence-group": "b"}, {"fields.nope.distinct": "true"},
+], ids=lambda o: next(iter(o)))
+def test_options_naming_unknown_columns_are_refused_like_java(warehouse: str, oracle: Any,
+                                                             option: dict[str, str]) -> None:
+    fields = [("k", INT), ("a", INT), ("b", INT)]
+    options = {"bucket": "1", "merge-engine": "partial-update", **option}
+    spec = java_spec(warehouse, "unknown", fields, [Step([("+I", {"k": 1, "a": 1, "b": 1})])], primary_keys=["k"],
+                     options=options, if_exists="drop")
+    with pytest.raises(oracle.Error):
+        oracle.write_spec(spec)
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database(DB, exist_ok=True)
+    schema = pa.schema([("k", pa.int32()), ("a", pa.int32()), ("b", pa.int32())])
+    with pytest.raises(TableFormatError, match="nope"):
+        catalog.create_table(f"{DB}.unknown2", schema, primary_keys=["k"], options=options)
+    assert "unknown2" not in catalog.list_tables(DB)
+
+
 def test_remove_record_on_delete_in_one_buffer_like_java(warehouse: str, oracle: Any) -> None:
     """partial-update.remove-record-on-delete: +I and -D of one key in one commit merge to nothing in the write
     buffer, so the older row survives (Java 0.9 does exactly this)."""
