@@ -15,6 +15,7 @@ calls seen so far (after `arm`), `log` records them as (op, path).
 from __future__ import annotations
 
 import errno
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -172,5 +173,8 @@ class ObjectStoreLikeFileIO(FileIO):
             return False
         if self.race_window:
             time.sleep(self.race_window)
-        self.write_bytes(path, data)
+        # a PUT: readers see the whole object or none (never a partial one); a second PUT replaces the first
+        tmp = self._temp_path(path)
+        self.write_bytes(tmp, data)
+        os.replace(tmp, path)
         return True
