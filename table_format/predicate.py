@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_format.data.arrow_schema import to_arrow_type
+from table_format.arrow_types import to_arrow_type
 from table_format.errors import SchemaError
 from table_format.schema import TableSchema
 from table_format.types import (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_format.data.arrow_schema import from_arrow_type
+from table_format.arrow_types import from_arrow_type
 from table_format.errors import CorruptMetadataError, SchemaError
 from table_format.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, nested_fields
 

@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from table_format.data.arrow_schema import to_arrow_schema
+from table_format.arrow_types import to_arrow_schema
 from table_format.errors import SchemaError, SnapshotNotFoundError
 from table_format.maintenance.actions import MaintenanceActions
 from table_format.maintenance.results import DeleteTagResult, RollbackResult

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_format.data.arrow_schema import to_arrow_field
+from table_format.arrow_types import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
 from table_format.data.file_format import format_of, read_file
 from table_format.errors import CorruptMetadataError

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from table_format.data.arrow_schema import to_arrow_field
+from table_format.arrow_types import to_arrow_field
 from table_format.data.file_reader import read_data_file
 from table_format.errors import SchemaError
 from table_format.merge import merge_kv, merge_spec

@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_format.data.arrow_schema import to_arrow_type
+from table_format.arrow_types import to_arrow_type
 from table_format.errors import SchemaError
 from table_format.store.file_store import FileStore
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_format.data.arrow_schema import FIELD_ID_KEY, to_arrow_field
+from table_format.arrow_types import FIELD_ID_KEY, to_arrow_field
 from table_format.data.file_format import write_file
 from table_format.data.stats import collect_stats, to_simple_stats
 from table_format.meta.manifest import (

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_format.data.arrow_schema import to_arrow_schema
+from table_format.arrow_types import to_arrow_schema
 from table_format.errors import SchemaError
 from table_format.row.row_kind import ROW_KIND_COLUMN, row_kinds_from_column
 from table_format.schema import TableSchema

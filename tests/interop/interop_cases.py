@@ -30,7 +30,7 @@ import pyarrow as pa
 from oracle_values import canonical_lines, oracle_lines, ours_as_oracle
 
 from table_format import FileSystemCatalog, Table, write_table
-from table_format.data.arrow_schema import to_arrow_type
+from table_format.arrow_types import to_arrow_type
 from table_format.types import (
     ArrayType,
     BinaryType,
