@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from decimal import Decimal
 from functools import reduce
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -422,32 +422,31 @@ class Leaf(Predicate):
         return repr((self.field, self.op, self.literal))
 
 
-def _children_tuple(obj: Any, children: Any, kind: str) -> None:
-    if isinstance(children, Predicate) or not isinstance(children, Iterable):
-        raise SchemaError(f"{kind} takes a sequence of predicates, got {children!r}")
-    kids = tuple(children)
-    if not kids:
-        raise SchemaError(f"{kind} needs at least one child predicate")
-    bad = [k for k in kids if not isinstance(k, Predicate)]
-    if bad:
-        raise SchemaError(f"{kind} children must be predicates, got {bad[0]!r}")
-    object.__setattr__(obj, "children", kids)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
-class And(Predicate):
-    """All children hold."""
+class _Compound(Predicate):
+    """And / Or (CompoundPredicate): one function over the children."""
 
     children: tuple[Predicate, ...]
 
     def __post_init__(self) -> None:
-        _children_tuple(self, self.children, "And")
+        kind = type(self).__name__
+        if isinstance(self.children, Predicate) or not isinstance(self.children, Iterable):
+            raise SchemaError(f"{kind} takes a sequence of predicates, got {self.children!r}")
+        kids = tuple(self.children)
+        if not kids:
+            raise SchemaError(f"{kind} needs at least one child predicate")
+        bad = [k for k in kids if not isinstance(k, Predicate)]
+        if bad:
+            raise SchemaError(f"{kind} children must be predicates, got {bad[0]!r}")
+        object.__setattr__(self, "children", kids)
+
+    conjunction: ClassVar[bool]  # And: all children must hold; Or: any
+
+    def combine(self, results: Iterable[bool]) -> bool:
+        return all(results) if self.conjunction else any(results)
 
     def fields(self) -> set[str]:
         return set().union(*(c.fields() for c in self.children))
-
-    def to_arrow_expression(self) -> pc.Expression:
-        return reduce(lambda a, b: a & b, (c.to_arrow_expression() for c in self.children))
 
     def test_stats(
         self,
@@ -456,45 +455,37 @@ class And(Predicate):
         null_counts: Mapping[str, int | None],
         row_count: int | None,
     ) -> bool:
-        return all(c.test_stats(min_values, max_values, null_counts, row_count) for c in self.children)
+        return self.combine(c.test_stats(min_values, max_values, null_counts, row_count) for c in self.children)
 
     def test_row(self, values: Mapping[str, Any]) -> bool:
-        return all(c.test_row(values) for c in self.children)
+        return self.combine(c.test_row(values) for c in self.children)
+
+    def _bind(self, schema: TableSchema, where: str) -> Predicate:
+        return type(self)(tuple(c._bind(schema, where) for c in self.children))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class And(_Compound):
+    """All children hold."""
+
+    conjunction = True
+
+    def to_arrow_expression(self) -> pc.Expression:
+        return reduce(lambda a, b: a & b, (c.to_arrow_expression() for c in self.children))
 
     def project(self, fields: Collection[str]) -> Predicate | None:
         kept = [p for p in (c.project(fields) for c in self.children) if p is not None]
         return and_(*kept) if kept else None
 
-    def _bind(self, schema: TableSchema, where: str) -> Predicate:
-        return And(tuple(c._bind(schema, where) for c in self.children))
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Or(Predicate):
+class Or(_Compound):
     """At least one child holds."""
 
-    children: tuple[Predicate, ...]
-
-    def __post_init__(self) -> None:
-        _children_tuple(self, self.children, "Or")
-
-    def fields(self) -> set[str]:
-        return set().union(*(c.fields() for c in self.children))
+    conjunction = False
 
     def to_arrow_expression(self) -> pc.Expression:
         return reduce(lambda a, b: a | b, (c.to_arrow_expression() for c in self.children))
-
-    def test_stats(
-        self,
-        min_values: Mapping[str, Any],
-        max_values: Mapping[str, Any],
-        null_counts: Mapping[str, int | None],
-        row_count: int | None,
-    ) -> bool:
-        return any(c.test_stats(min_values, max_values, null_counts, row_count) for c in self.children)
-
-    def test_row(self, values: Mapping[str, Any]) -> bool:
-        return any(c.test_row(values) for c in self.children)
 
     def project(self, fields: Collection[str]) -> Predicate | None:
         kept: list[Predicate] = []
@@ -504,9 +495,6 @@ class Or(Predicate):
                 return None
             kept.append(p)
         return or_(*kept)
-
-    def _bind(self, schema: TableSchema, where: str) -> Predicate:
-        return Or(tuple(c._bind(schema, where) for c in self.children))
 
 
 def and_(*predicates: Predicate) -> Predicate:
