@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import re
 from decimal import Context, Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,15 +35,11 @@ from table_format.types import (
     VarCharType,
     parse_type,
 )
-
-GOLDEN = Path(__file__).resolve().parents[2] / ".." / "shared" / "golden"
-BINARY_ROWS = GOLDEN / "binary_rows.jsonl"
+from tests.table_format.golden import load_jsonl, needs
 
 
 def _entries() -> list[dict[str, Any]]:
-    if not BINARY_ROWS.is_file():
-        return []
-    lines = [json.loads(line) for line in BINARY_ROWS.read_text().splitlines() if line.strip()]
+    lines = load_jsonl("binary_rows.jsonl")
     schemas: dict[str, dict[str, Any]] = {}
     entries = []
     for d in lines:
@@ -59,7 +53,7 @@ def _entries() -> list[dict[str, Any]]:
 
 
 ENTRIES = _entries()
-needs_golden = pytest.mark.skipif(not ENTRIES, reason=f"golden vectors not found at {BINARY_ROWS}")
+needs_golden = needs(ENTRIES, "binary_rows.jsonl")
 
 
 def _types(schema: dict[str, Any]) -> tuple[list[DataType], list[DataType], list[DataType], list[str]]:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import random
 from decimal import Context, Decimal
-from pathlib import Path
 from typing import Any
 
 import mmh3
@@ -36,28 +34,15 @@ from table_format.types import (
     VarCharType,
     parse_type,
 )
+from tests.table_format.golden import golden_value, load_jsonl, needs
 
-GOLDEN = Path(__file__).resolve().parents[2] / ".." / "shared" / "golden"
-BUCKETS = GOLDEN / "bucket_assignments.jsonl"
-ROWS = [json.loads(line) for line in BUCKETS.read_text().splitlines() if line.strip()] if BUCKETS.is_file() else []
-needs_golden = pytest.mark.skipif(not ROWS, reason=f"golden vectors not found at {BUCKETS}")
-
-
-def _value(raw: Any, t: DataType) -> Any:
-    if raw is None:
-        return None
-    if isinstance(t, DecimalType):
-        return Decimal(raw)
-    if isinstance(t, DateType):
-        return dt.date.fromisoformat(raw)
-    if isinstance(t, TimestampType):
-        return dt.datetime.fromisoformat(raw)
-    return raw
+ROWS = load_jsonl("bucket_assignments.jsonl")
+needs_golden = needs(ROWS, "bucket_assignments.jsonl")
 
 
 def _key(row: dict[str, Any]) -> tuple[list[DataType], list[Any]]:
     types = [parse_type(s) for s in row["bucket_key_types"].values()]
-    return types, [_value(row["key"][k], t) for k, t in zip(row["bucket_key_types"], types, strict=True)]
+    return types, [golden_value(row["key"][k], t) for k, t in zip(row["bucket_key_types"], types, strict=True)]
 
 
 @needs_golden

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import random
 import shutil
@@ -40,33 +39,18 @@ from table_format.types import (
     VarCharType,
     parse_type,
 )
+from tests.table_format.golden import golden_value, load_jsonl, needs
 
-GOLDEN = Path(__file__).resolve().parents[2] / ".." / "shared" / "golden"
-NAMES = GOLDEN / "partition_names.jsonl"
-CASES = [json.loads(line) for line in NAMES.read_text().splitlines() if line.strip()] if NAMES.is_file() else []
-needs_golden = pytest.mark.skipif(not CASES, reason=f"golden vectors not found at {NAMES}")
-
-
-def _value(raw: Any, t: DataType) -> Any:
-    if raw is None:
-        return None
-    if isinstance(t, DecimalType):
-        return Decimal(raw)
-    if isinstance(t, DateType):
-        return dt.date.fromisoformat(raw)
-    if isinstance(t, TimestampType):
-        return dt.datetime.fromisoformat(raw)
-    if isinstance(t, (FloatType, DoubleType)):
-        return float(raw)  # "NaN" / "Infinity" come as strings
-    return raw
+CASES = load_jsonl("partition_names.jsonl")
+needs_golden = needs(CASES, "partition_names.jsonl")
 
 
 def _case(d: dict[str, Any]) -> tuple[list[Any], list[str], list[DataType]]:
     if isinstance(d["type"], list):
         types = [parse_type(s) for s in d["type"]]
-        return [_value(v, t) for v, t in zip(d["value"], types, strict=True)], ["dt", "hr"], types
+        return [golden_value(v, t) for v, t in zip(d["value"], types, strict=True)], ["dt", "hr"], types
     t = parse_type(d["type"])
-    return [_value(d["value"], t)], ["p"], [t]
+    return [golden_value(d["value"], t)], ["p"], [t]
 
 
 @needs_golden
