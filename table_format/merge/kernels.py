@@ -109,20 +109,26 @@ class Segments:
     def ends(self) -> np.ndarray:
         return self.starts + self.lens - 1
 
+    @cached_property
+    def _rows(self) -> np.ndarray:
+        return np.arange(self.n, dtype=np.int64)
+
     def last(self, mask: np.ndarray) -> np.ndarray:
         """Per run: the last row where mask holds, else -1."""
         if self.runs == 0:
             return np.zeros(0, dtype=np.int64)
-        v = np.where(mask, np.arange(len(mask), dtype=np.int64), -1)
-        return np.maximum.reduceat(v, self.starts)
+        if mask.all():
+            return self.ends
+        return np.maximum.reduceat(np.where(mask, self._rows, -1), self.starts)
 
     def first(self, mask: np.ndarray) -> np.ndarray:
         """Per run: the first row where mask holds, else -1."""
         if self.runs == 0:
             return np.zeros(0, dtype=np.int64)
+        if mask.all():
+            return self.starts
         n = len(mask)
-        v = np.where(mask, np.arange(n, dtype=np.int64), n)
-        r = np.minimum.reduceat(v, self.starts)
+        r = np.minimum.reduceat(np.where(mask, self._rows, n), self.starts)
         r[r == n] = -1
         return r
 
