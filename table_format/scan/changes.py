@@ -1,66 +1,646 @@
-"""Incremental reads: the rows changed between two snapshots, with their row kinds.
+"""Incremental reads: the rows changed between two snapshots, exactly as Paimon 0.9's audit log reads them.
 
-Mirrors the audit-log read of Paimon with `incremental-between` (IncrementalStartingScanner): for
-every snapshot in (start, end] the changelog files when the table has a changelog producer, else the
-files the snapshot added (APPEND commits; compactions and overwrites add no new changes).
+Mirrors `t$audit_log` read with `incremental-between=start,end`:
+
+* IncrementalStartingScanner: for every snapshot in (start, end] the ADD files of ScanMode.CHANGELOG (a changelog
+  producer is set: the changelog files of every snapshot but OVERWRITE) or ScanMode.DELTA (no producer: the files of
+  APPEND commits). Primary-key tables with deletion vectors or first-row see only files of level > 0
+  (DataTableBatchScan's level filter). Files are grouped by (partition, bucket, deletion files of their snapshot's
+  split) over the whole range; every group goes through the batch split generator and is read merged
+  (DeletionFile.factory pairs a split's files with those deletion files by position, and fails when they are fewer).
+* MergeTreeSplitGenerator.splitForBatch / BinPacking.packForOrdered: which files are read together.
+* MergeFileSplitRead.createMergeReader with forceKeepDelete (no DropDeleteReader): IntervalPartition sections of
+  sorted runs (java.util.PriorityQueue order, then MergeSorter's spill order), each merged by
+  SortMergeReaderWithLoserTree through ReducerMergeFunctionWrapper with the table's merge function. A run hands
+  one record per key to each merge, so a key is merged in rounds: round i takes the i-th record of the key of
+  every run. Inside a round records go in sequence order; equal sequence numbers (a lookup/full-compaction
+  after-image and the later before-image of the same record, or sequence numbers restarted by an overwrite)
+  go in the order the LoserTree pops them (`_tie_ranks`). A lone record keeps its row kind; two or more go
+  through the merge function (deduplicate: the last record with its kind; partial-update/aggregation: +I; a
+  partial-update of ignored retractions only: an all-null +I row). Tables that need lookup (lookup producer,
+  deletion vectors, force-lookup; not first-row) merge through LookupMergeFunction: of the records of level > 0
+  of a round only the last one counts.
+* Append tables (AppendOnlyFileStoreTable): every file read as it is, all rows +I.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, TypeVar
 
+import numpy as np
 import pyarrow as pa
 
-from table_format.errors import SnapshotNotFoundError
-from table_format.meta.manifest import FileKind, ManifestEntry
+from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
+from table_format.data.file_reader import read_data_file
+from table_format.errors import SnapshotNotFoundError, UnsupportedFeatureError
+from table_format.merge import FieldAgg, MergeSpec, merge_kv
+from table_format.merge.kernels import lex_rank, sequence_rank
+from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, merge_entries
 from table_format.meta.snapshot import CommitKind, Snapshot
-from table_format.options import ChangelogProducer
-from table_format.row.row_kind import ROW_KIND_COLUMN, VALUE_KIND, row_kind_strings
+from table_format.options import ChangelogProducer, MergeEngine, parse_memory_size
+from table_format.row.binary_row import decode_row
+from table_format.row.row_kind import ROW_KIND_COLUMN, SEQUENCE_NUMBER, VALUE_KIND, RowKind, row_kind_strings
+from table_format.row.sort import first_of_runs, sortable
 from table_format.scan.reader import SplitReader
-from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
+from table_format.types import BigIntType
 
-
-def _changed_entries(store: FileStore, snapshot: Snapshot) -> list[ManifestEntry]:
-    manifests = store.manifests
-    if store.options.changelog_producer != ChangelogProducer.NONE:
-        if not snapshot.changelog_manifest_list:
-            return []
-        metas = manifests.read_manifest_list(snapshot.changelog_manifest_list)
-    elif snapshot.commit_kind == CommitKind.APPEND:
-        metas = manifests.read_manifest_list(snapshot.delta_manifest_list)
-    else:
-        return []
-    return [e for e in manifests.read_entries(metas) if e.kind == FileKind.ADD]
+_ROUND = "__round"  # merge key of one round of one key: (key, occurrence in its run)
+T = TypeVar("T")
 
 
 def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None) -> pa.Table:
     latest = store.snapshots.latest_id()
+    earliest = store.snapshots.earliest_id()
     end = latest if end is None else end
-    if latest is None or end is None or start > end:
+    if latest is None or earliest is None or end is None or start > end or start < earliest - 1 or end > latest:
         raise SnapshotNotFoundError(
-            f"table {store.identifier!r}: no changes between snapshots {start} and {end} (latest is {latest})"
+            f"table {store.identifier!r}: no changes between snapshots {start} and {end} "
+            f"(available: {earliest} to {latest})"
         )
     reader = SplitReader(store, columns=columns)
     out: list[pa.Table] = []
-    for sid in range(start + 1, end + 1):
-        snapshot = store.snapshots.snapshot(sid)
-        grouped: dict[tuple[bytes, int, int], list[ManifestEntry]] = defaultdict(list)
-        for e in _changed_entries(store, snapshot):
-            grouped[(e.partition, e.bucket, e.total_buckets)].append(e)
-        for (partition, bucket, total), entries in sorted(grouped.items(), key=lambda kv: kv[0]):
-            split = DataSplit(sid, partition, bucket, total, tuple(e.file for e in entries), raw_convertible=True)
-            for i in range(len(split.files)):
-                system = (VALUE_KIND,) if store.has_primary_key else ()
-                data = reader.read_data_file(split, i, reader.columns, system=system)
-                kinds = (
-                    row_kind_strings(data.column(VALUE_KIND))
-                    if store.has_primary_key
-                    else pa.array(["+I"] * data.num_rows, pa.string())
-                )
-                out.append(reader.project(data).append_column(ROW_KIND_COLUMN, kinds))
+    for (partition, bucket, dv_key), entries in sorted(_grouped_files(store, start, end).items(),
+                                                       key=lambda kv: kv[0][:2]):
+        files = [e.file for e in entries]
+        if not store.has_primary_key:
+            for f in files:
+                data = read_data_file(store, partition, bucket, f, reader.columns)
+                out.append(_with_kinds(reader.project(data), pa.array(["+I"] * data.num_rows, pa.string())))
+            continue
+        for split in _split_for_batch(store, files):
+            merged = _merge_read(store, reader, partition, bucket, split, _split_deletion_files(store, split, dv_key))
+            out.append(_with_kinds(reader.project(merged), row_kind_strings(merged.column(VALUE_KIND))))
     schema = reader.output_schema.append(pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
     if not out:
         return schema.empty_table()
+    if any(t.column(f.name).null_count for t in out for f in schema if not f.nullable):
+        # the empty row of a partial-update merge of retractions only: Java shows every column null
+        schema = pa.schema([f.with_nullable(f.name != ROW_KIND_COLUMN) for f in schema])
     return pa.concat_tables([t.cast(schema) for t in out])
+
+
+def _with_kinds(data: pa.Table, kinds: pa.Array) -> pa.Table:
+    return data.append_column(ROW_KIND_COLUMN, kinds)
+
+
+# ---- scan: IncrementalStartingScanner ------------------------------------------------------------------------------
+def _grouped_files(store: FileStore, start: int, end: int) -> dict[tuple[bytes, int, Any], list[ManifestEntry]]:
+    opts = store.options
+    mode = opts.raw.get("incremental-between-scan-mode", "auto").strip().lower()
+    changelog = mode == "changelog" or (mode == "auto" and opts.changelog_producer != ChangelogProducer.NONE)
+    skip_level0 = store.has_primary_key and (
+        opts.deletion_vectors_enabled or opts.merge_engine == MergeEngine.FIRST_ROW
+    )
+    grouped: dict[tuple[bytes, int, Any], list[ManifestEntry]] = defaultdict(list)
+    for sid in range(start + 1, end + 1):
+        snapshot = store.snapshots.snapshot(sid)
+        if changelog:
+            if snapshot.commit_kind == CommitKind.OVERWRITE or not snapshot.changelog_manifest_list:
+                continue
+            manifest_list = snapshot.changelog_manifest_list
+        elif snapshot.commit_kind == CommitKind.APPEND:
+            manifest_list = snapshot.delta_manifest_list
+        else:
+            continue
+        metas = store.manifests.read_manifest_list(manifest_list)
+        entries = [e for e in merge_entries(store.manifests.read_entries(metas)) if e.kind == FileKind.ADD]
+        if skip_level0:
+            entries = [e for e in entries if e.file.level > 0]
+        per_bucket: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
+        for e in entries:
+            per_bucket[(e.partition, e.bucket)].append(e)
+        dvs = _deletion_files(store, snapshot) if opts.deletion_vectors_enabled and per_bucket else None
+        for (partition, bucket), bucket_entries in per_bucket.items():
+            # SplitInfo: a split's deletion files (one per file, mostly None) are part of the grouping key
+            dv_key = None if dvs is None else tuple(
+                dvs.get((partition, bucket, e.file.file_name)) for e in bucket_entries
+            )
+            grouped[(partition, bucket, dv_key)].extend(bucket_entries)
+    return grouped
+
+
+def _deletion_files(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
+    out: dict[tuple[bytes, int, str], DeletionFile] = {}
+    for e in store.manifests.read_index_manifest(snapshot.index_manifest):
+        meta = e.index_file
+        if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
+            continue
+        path = meta.external_path or store.paths.index_file(meta.file_name)
+        for r in meta.dv_ranges:
+            out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
+    return out
+
+
+def _split_deletion_files(store: FileStore, split: list[DataFileMeta],
+                          dv_key: tuple[DeletionFile | None, ...] | None) -> dict[str, DeletionFile]:
+    """DeletionFile.factory(files, deletionFiles) of a split built by IncrementalStartingScanner: the deletion files
+    of the group's first snapshot split, matched to the split's files by position (a 0.9 quirk)."""
+    if dv_key is None:
+        return {}
+    if len(split) > len(dv_key):  # Java 0.9 fails with IndexOutOfBoundsException here
+        raise UnsupportedFeatureError(
+            f"table {store.identifier!r}: Paimon 0.9 cannot read these incremental changes of a table with deletion "
+            f"vectors: a split of {len(split)} files has the deletion files of a snapshot split of {len(dv_key)}; "
+            "read a range of one snapshot at a time"
+        )
+    return {f.file_name: d for f, d in zip(split, dv_key, strict=False) if d is not None}
+
+
+# ---- split generation: MergeTreeSplitGenerator.splitForBatch, IntervalPartition ------------------------------------
+def _key_of(store: FileStore) -> Callable[[bytes], tuple[Any, ...]]:
+    types = store.key_types
+    cache: dict[bytes, tuple[Any, ...]] = {}
+
+    def key(data: bytes) -> tuple[Any, ...]:
+        k = cache.get(data)
+        if k is None:
+            k = cache[data] = tuple(decode_row(data, types))
+        return k
+
+    return key
+
+
+def _pack(items: list[T], weight: Callable[[T], int], target: int) -> list[list[T]]:
+    """BinPacking.packForOrdered."""
+    packed: list[list[T]] = []
+    current: list[T] = []
+    total = 0
+    for item in items:
+        w = weight(item)
+        if total + w > target and current:
+            packed.append(current)
+            current, total = [], 0
+        total += w
+        current.append(item)
+    if current:
+        packed.append(current)
+    return packed
+
+
+def _split_for_batch(store: FileStore, files: list[DataFileMeta]) -> list[list[DataFileMeta]]:
+    opts = store.options
+    target = parse_memory_size(opts.raw.get("source.split.target-size", "128 mb"), option="source.split.target-size")
+    open_cost = parse_memory_size(opts.raw.get("source.split.open-file-cost", "4 mb"),
+                                  option="source.split.open-file-cost")
+    raw = all(f.level != 0 and not f.delete_row_count for f in files)
+    one_level = len({f.level for f in files}) == 1
+    if raw and (opts.deletion_vectors_enabled or opts.merge_engine == MergeEngine.FIRST_ROW or one_level):
+        return _pack(files, lambda f: max(f.file_size, open_cost), target)
+    key = _key_of(store)
+    sections = [[f for run in section for f in run] for section in _interval_partition(files, key)]
+    bins = _pack(sections, lambda s: max(sum(f.file_size for f in s), open_cost), target)
+    return [[f for section in b for f in section] for b in bins]
+
+
+def _interval_partition(files: list[DataFileMeta], key: Callable[[bytes], tuple[Any, ...]]) -> list[list[list[DataFileMeta]]]:
+    """IntervalPartition.partition(): sections of sorted runs; runs in java.util.PriorityQueue array order."""
+    ordered = sorted(files, key=lambda f: (key(f.min_key), key(f.max_key)))  # List.sort is stable too
+    result: list[list[list[DataFileMeta]]] = []
+    section: list[DataFileMeta] = []
+    bound: tuple[Any, ...] | None = None
+    for f in ordered:
+        if section and bound is not None and key(f.min_key) > bound:
+            result.append(_runs_of(section, key))
+            section, bound = [], None
+        section.append(f)
+        if bound is None or key(f.max_key) > bound:
+            bound = key(f.max_key)
+    if section:
+        result.append(_runs_of(section, key))
+    return result
+
+
+def _runs_of(files: list[DataFileMeta], key: Callable[[bytes], tuple[Any, ...]]) -> list[list[DataFileMeta]]:
+    """IntervalPartition.partition(section): a PriorityQueue of runs keyed by the max key of their last file."""
+    heap: list[list[DataFileMeta]] = []
+
+    def less(a: list[DataFileMeta], b: list[DataFileMeta]) -> bool:
+        return key(a[-1].max_key) < key(b[-1].max_key)
+
+    def offer(x: list[DataFileMeta]) -> None:  # PriorityQueue.siftUp
+        k = len(heap)
+        heap.append(x)
+        while k > 0:
+            parent = (k - 1) >> 1
+            if not less(x, heap[parent]):
+                break
+            heap[k] = heap[parent]
+            k = parent
+        heap[k] = x
+
+    def poll() -> list[DataFileMeta]:  # PriorityQueue.poll / siftDown
+        top, last = heap[0], heap.pop()
+        n = len(heap)
+        if n:
+            k = 0
+            while k < n >> 1:
+                child = 2 * k + 1
+                if child + 1 < n and less(heap[child + 1], heap[child]):
+                    child += 1
+                if not less(heap[child], last):
+                    break
+                heap[k] = heap[child]
+                k = child
+            heap[k] = last
+        return top
+
+    offer([files[0]])
+    for f in files[1:]:
+        top = poll()
+        if key(f.min_key) > key(top[-1].max_key):
+            top.append(f)
+        else:
+            offer([f])
+        offer(top)
+    return heap
+
+
+def _spill_order(store: FileStore, runs: list[list[DataFileMeta]]) -> list[list[DataFileMeta]]:
+    """MergeSorter.mergeSort with an IOManager: past `sort-spill-threshold` runs the smallest ones are spilled and
+    read after the others."""
+    raw = store.options.raw
+    trigger = store.options.num_sorted_run_compaction_trigger
+    stop = max(trigger, int(raw.get("num-sorted-run.stop-trigger", trigger + 3)))
+    threshold = int(raw.get("sort-spill-threshold", stop + 1))
+    if len(runs) <= threshold:
+        return runs
+    by_size = sorted(runs, key=lambda r: sum(f.file_size for f in r))
+    spilled = len(runs) - threshold
+    return by_size[spilled:] + by_size[:spilled]
+
+
+# ---- read: MergeFileSplitRead.createMergeReader(forceKeepDelete) ---------------------------------------------------
+def _merge_read(store: FileStore, reader: SplitReader, partition: bytes, bucket: int, files: list[DataFileMeta],
+                deletion_files: dict[str, DeletionFile]) -> pa.Table:
+    tables: list[pa.Table] = []
+    sec_ids: list[np.ndarray] = []
+    leaf_ids: list[np.ndarray] = []
+    leaf_counts: list[np.ndarray] = []
+    levels: list[np.ndarray] = []
+    for si, section in enumerate(_interval_partition(files, _key_of(store))):
+        runs = _spill_order(store, section)
+        for li, run in enumerate(runs):
+            for f in run:
+                t = read_data_file(store, partition, bucket, f, reader.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND),
+                                   deletion_file=deletion_files.get(f.file_name))
+                tables.append(t)
+                sec_ids.append(np.full(t.num_rows, si, np.int64))
+                leaf_ids.append(np.full(t.num_rows, li, np.int64))
+                leaf_counts.append(np.full(t.num_rows, len(runs), np.int64))
+                levels.append(np.full(t.num_rows, f.level, np.int64))
+    data = pa.concat_tables(tables).combine_chunks()
+    if data.num_rows == 0:
+        return data
+    spec = reader.merge_spec
+    assert spec is not None
+    key = lex_rank([np.asarray(sortable(data.column(k))) for k in spec.key_names])
+    seq = data.column(SEQUENCE_NUMBER).to_numpy(zero_copy_only=False)
+    s = _dense([*(sequence_rank(data.column(c)) for c in spec.sequence_fields), seq])
+    order, rounds = _merge_order(np.concatenate(sec_ids), np.concatenate(leaf_ids), np.concatenate(leaf_counts),
+                                 key, s)
+    return _merge_rounds(store, spec, data.take(pa.array(order)), rounds[order], np.concatenate(levels)[order])
+
+
+def _merge_rounds(store: FileStore, spec: MergeSpec, data: pa.Table, rounds: np.ndarray,
+                  levels: np.ndarray) -> pa.Table:
+    """Merge each round (rows in merge order) as ReducerMergeFunctionWrapper does: a lone record stays as it is,
+    two or more go through the merge function (LookupMergeFunction first, when the table needs lookup)."""
+    opts = store.options
+    engine = spec.engine
+    starts = np.flatnonzero(first_of_runs([rounds]))
+    lens = np.diff(np.append(starts, len(rounds)))
+    merged = np.repeat(lens > 1, lens)  # the merge function sees this round
+    lookup = opts.changelog_producer == ChangelogProducer.LOOKUP or opts.deletion_vectors_enabled or (
+        opts.raw.get("force-lookup", "false").strip().lower() == "true")
+    if lookup and engine != MergeEngine.FIRST_ROW and merged.any():
+        # LookupMergeFunction: of the records of level > 0 only the last one counts
+        idx = np.arange(len(rounds))
+        high = levels > 0
+        last_high = np.full(len(starts), -1)
+        np.maximum.at(last_high, np.repeat(np.arange(len(starts)), lens)[high], idx[high])
+        keep = ~merged | ~high | (idx == np.repeat(last_high, lens))
+        data, rounds, merged = data.filter(pa.array(keep)), rounds[keep], merged[keep]
+        starts = np.flatnonzero(first_of_runs([rounds]))
+        lens = np.diff(np.append(starts, len(rounds)))
+    kinds = data.column(VALUE_KIND).to_numpy(zero_copy_only=False)
+    retract = (kinds == int(RowKind.UPDATE_BEFORE)) | (kinds == int(RowKind.DELETE))
+    alone = merged & np.repeat(lens == 1, lens)  # the merge function sees one record only
+    null_rows = 0
+    if engine == MergeEngine.DEDUPLICATE and spec.ignore_delete:
+        keep = ~(alone & retract)  # an ignored retraction leaves nothing
+        data, rounds, alone = data.filter(pa.array(keep)), rounds[keep], alone[keep]
+    elif engine == MergeEngine.PARTIAL_UPDATE and not spec.groups and (spec.ignore_delete
+                                                                       or spec.remove_record_on_delete):
+        # only retractions, all ignored: PartialUpdateMergeFunction returns its empty row (+I, every column null)
+        starts = np.flatnonzero(first_of_runs([rounds]))
+        lens = np.diff(np.append(starts, len(rounds)))
+        run_of = np.repeat(np.arange(len(starts)), lens)
+        only_retract = np.repeat(np.bincount(run_of, weights=~retract, minlength=len(starts)) == 0, lens) & merged
+        if spec.remove_record_on_delete:  # a -D drops the row
+            deleted = np.bincount(run_of, weights=kinds == int(RowKind.DELETE), minlength=len(starts)) > 0
+            null_rows = int((~deleted[run_of] & only_retract & first_of_runs([rounds])).sum())
+        else:
+            null_rows = int((only_retract & first_of_runs([rounds])).sum())
+        keep = ~only_retract
+        data, rounds, alone = data.filter(pa.array(keep)), rounds[keep], alone[keep]
+    if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATION) and alone.any():
+        # one record through the merge function (result +I): merged after an empty +I record of its key
+        empty = data.filter(pa.array(alone))
+        for c in empty.column_names:
+            if c not in (*spec.key_names, *spec.primary_keys):
+                empty = empty.set_column(empty.schema.get_field_index(c), empty.field(c),
+                                         pa.nulls(empty.num_rows, empty.field(c).type))
+        empty = empty.set_column(empty.schema.get_field_index(VALUE_KIND), empty.field(VALUE_KIND),
+                                 pa.array(np.zeros(empty.num_rows, np.int8)))
+        position = np.concatenate([np.flatnonzero(alone) - 0.5, np.arange(len(rounds))])
+        both = np.argsort(position, kind="stable")
+        data = pa.concat_tables([empty, data]).take(pa.array(both))
+        rounds = np.concatenate([rounds[alone], rounds])[both]
+    data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,
+                           pa.array(np.arange(len(rounds), dtype=np.int64)))
+    data = data.append_column(_ROUND, pa.array(rounds, pa.int64()))
+    # each round merges as one key: the round number is an extra key column (FieldPrimaryKeyAgg when aggregating)
+    round_type = BigIntType(nullable=False)
+    round_spec = replace(spec, key_names=(_ROUND,), sequence_fields=(), primary_keys=(*spec.primary_keys, _ROUND),
+                         field_names=(*spec.field_names, _ROUND), types={**spec.types, _ROUND: round_type},
+                         aggs={**spec.aggs, _ROUND: FieldAgg(_ROUND, "primary_key", round_type)}
+                         if spec.aggs else spec.aggs)
+    out = merge_kv(data, schema=store.schema, options=opts, drop_retractions=False, seq_ordered=True,
+                   table=store.identifier, spec=round_spec)
+    if null_rows:
+        nulls = pa.Table.from_arrays([pa.nulls(null_rows, f.type) if f.name != VALUE_KIND
+                                      else pa.array(np.zeros(null_rows, np.int8)) for f in out.schema],
+                                     schema=pa.schema([f.with_nullable(True) for f in out.schema]))
+        out = pa.concat_tables([out.cast(nulls.schema), nulls])
+    return out
+
+
+def _dense(keys: list[np.ndarray]) -> np.ndarray:
+    """Dense rank (0, 1, ...) of row tuples."""
+    if len(keys) > 1:
+        return lex_rank(keys)
+    return np.unique(keys[0], return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _merge_order(sec: np.ndarray, leaf: np.ndarray, nleaf: np.ndarray, key: np.ndarray,
+                 s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Records in run order (section, run, position) -> (the order the merge functions see them, round of each).
+
+    A round is (key, occurrence of the key in its run); rounds come in key order, records in a round by sequence
+    (`s`: dense rank of sequence.field values and _SEQUENCE_NUMBER), equal sequences by `_tie_ranks`."""
+    m = len(leaf)
+    idx = np.arange(m, dtype=np.int64)
+    first = first_of_runs([sec, leaf, key])
+    occ = idx - np.maximum.accumulate(np.where(first, idx, 0))
+    rounds = _dense([key, occ])
+    order = np.lexsort((s, rounds))
+    gs, ss = rounds[order], s[order]
+    tied = np.flatnonzero((gs[1:] == gs[:-1]) & (ss[1:] == ss[:-1]))
+    if len(tied) == 0:
+        return order, rounds
+    tie = _tie_ranks(sec, leaf, nleaf, rounds, s, order, tied)
+    return np.lexsort((tie, s, rounds)), rounds
+
+
+# ---- the LoserTree's order of equal sequence numbers ---------------------------------------------------------------
+#
+# LoserTree (leaf i at tree position i + n, node k has children 2k and 2k+1) resolves a tie of two records where
+# they meet, at the lowest common ancestor p of their leaves: the record that reached p first wins (is popped
+# first), except when the later one climbs there while the round is being drained (after a record of the same
+# round from its side was popped): the climber wins. A record reaches p when it becomes the winner of p's child on
+# its side: at initialisation (leaves are filled from the last; a side whose lowest leaf is higher completes
+# first), or when the side's previous winner, popped in an earlier round h, is replaced. Popped leaves advance in
+# reverse pop order, so after round h the side holding the last popped record of round h below p comes first.
+
+
+def _depth(x: np.ndarray) -> np.ndarray:
+    return (np.frexp(x.astype(np.float64))[1] - 1).astype(np.int64)
+
+
+def _in_subtree(pos: np.ndarray, dpos: np.ndarray, node: np.ndarray, dnode: np.ndarray) -> np.ndarray:
+    shift = dpos - dnode
+    return (shift >= 0) & ((pos >> np.maximum(shift, 0)) == node)
+
+
+class _Runs:
+    """Records of every run of one split, looked up by (run, round): runs in order, rounds increasing in a run."""
+
+    def __init__(self, sec: np.ndarray, leaf: np.ndarray, nleaf: np.ndarray, rounds: np.ndarray) -> None:
+        offsets = np.zeros(int(sec.max()) + 2, np.int64)
+        np.maximum.at(offsets, sec + 1, nleaf)
+        self.base = np.cumsum(offsets)  # first global run id of each section
+        self.width = int(rounds.max()) + 1
+        self.gleaf = self.base[sec] + leaf
+        self.code = self.gleaf * self.width + rounds  # ascending in run order
+        self.rounds = rounds
+
+    def at(self, gleaf: np.ndarray, rnd: np.ndarray) -> np.ndarray:
+        """The record of round `rnd` in run `gleaf`, or -1."""
+        q = gleaf * self.width + rnd
+        i = np.searchsorted(self.code, q)
+        j = np.minimum(i, len(self.code) - 1)
+        return np.where((i < len(self.code)) & (self.code[j] == q) & (rnd >= 0), j, -1)
+
+    def last_before(self, gleaf: np.ndarray, rnd: np.ndarray) -> np.ndarray:
+        """The last round before `rnd` that run `gleaf` took part in, or -1."""
+        i = np.searchsorted(self.code, gleaf * self.width + rnd) - 1
+        j = np.maximum(i, 0)
+        return np.where((i >= 0) & (self.gleaf[j] == gleaf), self.rounds[j], -1)
+
+
+def _tie_ranks(sec: np.ndarray, leaf: np.ndarray, nleaf: np.ndarray, rounds: np.ndarray, s: np.ndarray,
+               order: np.ndarray, tied: np.ndarray) -> np.ndarray:
+    """Rank of each record among the records of its round with an equal sequence (0 = popped first).
+
+    Ties of two records are decided vectorized; ties of three or more (sequence numbers restarted by several
+    overwrites), and the pairs that depend on them, one at a time in merge order."""
+    runs = _Runs(sec, leaf, nleaf, rounds)
+    tie = np.zeros(len(leaf), np.int64)
+    starts = np.ones(len(tied), bool)
+    starts[1:] = tied[1:] != tied[:-1] + 1
+    bounds = np.append(np.flatnonzero(starts), len(tied))
+    first = order[tied[bounds[:-1]]]  # first record of each tie set, sets in merge order
+    size = np.diff(bounds) + 1
+    width = int(s.max()) + 1
+    set_code = runs.rounds[first] * width + s[first]  # ascending
+    is_pair = size == 2
+    pair_sets = np.flatnonzero(is_pair)
+    a, b = first[pair_sets], order[tied[bounds[:-1]] + 1][pair_sets]
+    decided = _pairs(runs, sec, leaf, nleaf, s, a, b, tie, set_code, is_pair, width)
+    if decided.all() and is_pair.all():
+        return tie
+    slow = np.sort(np.concatenate([np.flatnonzero(~is_pair), pair_sets[~decided]]))
+    _sets(runs, sec, leaf, nleaf, s, [order[tied[bounds[i]]: tied[bounds[i + 1] - 1] + 2] for i in slow], tie)
+    return tie
+
+
+def _pairs(runs: _Runs, sec: np.ndarray, leaf: np.ndarray, nleaf: np.ndarray, s: np.ndarray, a: np.ndarray,
+           b: np.ndarray, tie: np.ndarray, set_code: np.ndarray, is_pair: np.ndarray, width: int) -> np.ndarray:
+    """Ties of two records, vectorized (a tie decided by another tie of the same two subtrees is chained).
+    Returns which pairs it decided (not those depending on a tie of three or more)."""
+    npairs = len(a)
+    if npairs == 0:
+        return np.ones(0, bool)
+    n = nleaf[a]
+    pos_a, pos_b = leaf[a] + n, leaf[b] + n
+    u, v = pos_a.copy(), pos_b.copy()
+    while (u != v).any():
+        du, dv = _depth(u), _depth(v)
+        ne = u != v
+        u, v = np.where(ne & (du >= dv), u >> 1, u), np.where(ne & (dv >= du), v >> 1, v)
+    p, dp = u, _depth(u)
+    dc = dp + 1
+    c_a, c_b = pos_a >> (_depth(pos_a) - dc), pos_b >> (_depth(pos_b) - dc)
+    rnd, sv, base = runs.rounds[a], s[a], runs.base[sec[a]]
+    h_a, h_b = np.full(npairs, -1), np.full(npairs, -1)
+    low_a, low_b = np.full(npairs, -1), np.full(npairs, -1)
+    drain_a, drain_b = np.full(npairs, -1), np.full(npairs, -1)  # latest sequence popped before, this round
+    max_leaves = int(n.max())
+    for lf in range(max_leaves):
+        pos = lf + n
+        dpos = _depth(pos)
+        in_a = (lf < n) & _in_subtree(pos, dpos, c_a, dc)
+        in_b = (lf < n) & _in_subtree(pos, dpos, c_b, dc)
+        last = runs.last_before(base + lf, rnd)
+        h_a, h_b = np.where(in_a, np.maximum(h_a, last), h_a), np.where(in_b, np.maximum(h_b, last), h_b)
+        low_a, low_b = np.where(in_a & (low_a < 0), lf, low_a), np.where(in_b & (low_b < 0), lf, low_b)
+        r = runs.at(base + lf, rnd)
+        rs = np.where(r >= 0, s[np.maximum(r, 0)], -1)
+        before = (r >= 0) & (rs < sv)
+        drain_a = np.where(in_a & before, np.maximum(drain_a, rs), drain_a)
+        drain_b = np.where(in_b & before, np.maximum(drain_b, rs), drain_b)
+    first_a = np.zeros(npairs, bool)
+    dep_round, dep_s = np.full(npairs, -1), np.full(npairs, -1)
+    drain = (drain_a >= 0) | (drain_b >= 0)
+    first_a[drain] = drain_a[drain] > drain_b[drain]  # the later climber wins
+    same = drain & (drain_a == drain_b)
+    dep_round[same], dep_s[same] = rnd[same], drain_a[same]
+    fresh = ~drain
+    first_a = np.where(fresh & (h_a != h_b), h_a < h_b, first_a)  # the earlier arrival wins
+    init = fresh & (h_a == h_b) & (h_a < 0)
+    first_a = np.where(init, low_a > low_b, first_a)
+    after = np.flatnonzero(fresh & (h_a == h_b) & (h_a >= 0))
+    if len(after):  # both sides refilled after round h: the side of h's last popped record below p comes first
+        h = h_a[after]
+        top = np.full(len(after), -1)
+        on_a, on_b = np.zeros(len(after), bool), np.zeros(len(after), bool)
+        pa_, dpa = p[after], dp[after]
+        for lf in range(max_leaves):
+            pos = lf + n[after]
+            dpos = _depth(pos)
+            in_p = (lf < n[after]) & _in_subtree(pos, dpos, pa_, dpa)
+            r = runs.at(base[after] + lf, h)
+            rs = np.where(in_p & (r >= 0), s[np.maximum(r, 0)], -1)
+            side_a = _in_subtree(pos, dpos, c_a[after], dc[after])
+            higher = rs > top
+            equal = (rs == top) & (rs >= 0)
+            on_a = np.where(higher, side_a, on_a | (equal & side_a))
+            on_b = np.where(higher, ~side_a, on_b | (equal & ~side_a))
+            top = np.maximum(top, rs)
+        first_a[after] = on_a & ~on_b
+        both = on_a & on_b
+        dep_round[after[both]], dep_s[after[both]] = h[both], top[both]
+    # decided by tie q (its records on both sides): first_a = first_a[q] xor (q's `a` is on our `a` side)
+    dep = np.arange(npairs)
+    flip = np.zeros(npairs, bool)
+    decided = np.ones(npairs, bool)
+    chained = np.flatnonzero(dep_round >= 0)
+    if len(chained):
+        target = np.searchsorted(set_code, dep_round[chained] * width + dep_s[chained])  # a tie set
+        by_pair = np.cumsum(is_pair) - 1  # tie set -> pair number
+        on_pair = is_pair[target]
+        decided[chained[~on_pair]] = False  # decided by a tie of three or more
+        chained, q = chained[on_pair], by_pair[target[on_pair]]
+        dep[chained] = q
+        pos_q = leaf[a[q]] + n[chained]
+        flip[chained] = _in_subtree(pos_q, _depth(pos_q), c_a[chained], dc[chained])
+        while (dep[dep] != dep).any():  # pointer jumping to the chain's first tie
+            flip, dep = flip ^ flip[dep], dep[dep]
+        first_a = first_a[dep] ^ flip
+        decided = decided[dep]
+    tie[a] = np.where(first_a, 0, 1)
+    tie[b] = np.where(first_a, 1, 0)
+    return decided
+
+
+def _sets(runs: _Runs, sec: np.ndarray, leaf: np.ndarray, nleaf: np.ndarray, s: np.ndarray,
+          sets: list[np.ndarray], tie: np.ndarray) -> None:
+    """Tie sets one at a time, in merge order: the next popped is the one winning against every other."""
+    popped = np.zeros(len(leaf), bool)
+    gleaf_of = (runs.base[sec] + leaf).tolist()
+    rounds_of = runs.rounds.tolist()
+    record = {(g, r): i for i, (g, r) in enumerate(zip(gleaf_of, rounds_of, strict=True))}
+    leaf_rounds: dict[int, list[int]] = defaultdict(list)
+    for g, r in zip(gleaf_of, rounds_of, strict=True):
+        leaf_rounds[g].append(r)  # ascending
+
+    def last_before(gl: int, rnd: int) -> int:
+        rs = leaf_rounds.get(gl, [])
+        i = bisect_left(rs, rnd)
+        return rs[i - 1] if i else -1
+
+    def below(node: int, lf: int, n: int) -> bool:
+        pos = lf + n
+        shift = pos.bit_length() - node.bit_length()
+        return shift >= 0 and pos >> shift == node
+
+    def first_of(x: int, y: int) -> bool:
+        n = int(nleaf[x])
+        base = int(runs.base[sec[x]])
+        u, v = int(leaf[x]) + n, int(leaf[y]) + n
+        while u != v:
+            du, dv = u.bit_length(), v.bit_length()
+            if du >= dv:
+                u >>= 1
+            if dv >= du and u != v:
+                v >>= 1
+        p = u
+
+        def child(lf: int) -> int:
+            pos = lf + n
+            return pos >> (pos.bit_length() - p.bit_length() - 1)
+
+        rnd, sv = rounds_of[x], int(s[x])
+
+        def side(c: int) -> tuple[int, tuple[int, int] | None, int]:
+            h, drained, low = -1, None, -1
+            for lf in range(n):
+                if not below(c, lf, n):
+                    continue
+                low = lf if low < 0 else low
+                h = max(h, last_before(base + lf, rnd))
+                r = record.get((base + lf, rnd), -1)
+                if r >= 0 and (s[r] < sv or popped[r]):
+                    at = (int(s[r]), int(tie[r]))
+                    drained = at if drained is None or at > drained else drained
+            return h, drained, low
+
+        h_x, d_x, low_x = side(child(int(leaf[x])))
+        h_y, d_y, low_y = side(child(int(leaf[y])))
+        if d_x is not None or d_y is not None:  # the later climber wins
+            return d_y is None or (d_x is not None and d_x > d_y)
+        if h_x != h_y:  # the earlier arrival wins
+            return h_x < h_y
+        if h_x < 0:
+            return low_x > low_y
+        cands = [r for lf in range(n) if below(p, lf, n) and (r := record.get((base + lf, h_x), -1)) >= 0]
+        last = max(cands, key=lambda r: (int(s[r]), int(tie[r])))
+        return below(child(int(leaf[x])), gleaf_of[last] - base, n)
+
+    for members in sets:
+        left = [int(r) for r in members]
+        rank = 0
+        while left:
+            best = left[0]
+            for r in left[1:]:
+                if not first_of(best, r):
+                    best = r
+            tie[best] = rank
+            popped[best] = True
+            rank += 1
+            left.remove(best)

@@ -67,6 +67,9 @@ def changelog_of(
     ignore_fields: Sequence[str] = (),
 ) -> pa.Table:
     """Changelog records turning `before` into `after` (both: one row per key, no retractions)."""
+    if before.schema != after.schema:  # e.g. merged columns lose NOT NULL: one schema for both sides
+        schema = pa.schema([f.with_nullable(f.nullable or before.schema.field(f.name).nullable) for f in after.schema])
+        before, after = before.select(schema.names).cast(schema), after.cast(schema)
     code_b, code_a = key_codes([before, after], keys)
     in_before = np.isin(code_a, code_b)
     in_after = np.isin(code_b, code_a)

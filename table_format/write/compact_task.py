@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from table_format.data.deletion_vector import (
     DELETION_VECTORS,
@@ -28,7 +29,7 @@ from table_format.merge import merge_kv
 from table_format.meta.manifest import DataFileMeta, DeletionVectorMeta, FileSource, IndexFileMeta
 from table_format.options import ChangelogProducer, MergeEngine
 from table_format.row.binary_row import decode_row
-from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.store.file_store import FileStore
 from table_format.write.changelog import changelog_of, key_codes
 from table_format.write.commit_message import CommitMessage
@@ -325,9 +326,13 @@ def _compaction_changelog(
         row_deduplicate=opts.raw.get("changelog-producer.row-deduplicate", "false").lower() == "true",
         ignore_fields=ignore,
     )
+    if opts.merge_engine == MergeEngine.FIRST_ROW:
+        # FirstRowMergeFunctionWrapper: a key that was already there never changes; only new keys give +I
+        log = log.filter(pc.equal(log.column(VALUE_KIND), int(RowKind.INSERT)))
     if log.num_rows == 0:
         return []
-    writer = DataFileWriter(store, task.partition, task.bucket, level=0, file_source=FileSource.COMPACT,
+    # MergeTreeCompactRewriter.rewriteChangelogCompaction: changelog files carry the compaction's output level
+    writer = DataFileWriter(store, task.partition, task.bucket, level=unit.output_level, file_source=FileSource.COMPACT,
                             prefix="changelog-")
     try:
         return writer.write(log.select(names), sequence_numbers=log.column(SEQUENCE_NUMBER).to_numpy(),
