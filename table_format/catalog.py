@@ -24,7 +24,7 @@ from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
 from table_format.io.paths import SCHEMA_DIR, TablePaths
 from table_format.merge import validate_merge_options
-from table_format.options import CoreOptions, MergeEngine
+from table_format.options import ChangelogProducer, CoreOptions, MergeEngine
 from table_format.schema import build_schema
 from table_format.store.file_store import FileStore
 from table_format.store.schema_manager import SchemaManager
@@ -189,6 +189,11 @@ def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) 
         raise OptionError(
             f"table {identifier!r}: option 'deletion-vectors.enabled' does not go with merge-engine 'first-row' "
             "(first-row never deletes old data, as Paimon says)"
+        )
+    if parsed.deletion_vectors_enabled and parsed.changelog_producer == ChangelogProducer.FULL_COMPACTION:
+        raise OptionError(  # SchemaValidation.validateForDeletionVectors
+            f"table {identifier!r}: option 'deletion-vectors.enabled' works only with changelog-producer none, "
+            "input or lookup, not 'full-compaction'"
         )
 
 

@@ -542,6 +542,25 @@ def test_options_naming_unknown_columns_are_refused_like_java(warehouse: str, or
     assert "unknown2" not in catalog.list_tables(DB)
 
 
+@pytest.mark.parametrize("option", [
+    {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
+    {"deletion-vectors.enabled": "true", "merge-engine": "first-row"},
+], ids=["dv-full-compaction", "dv-first-row"])
+def test_deletion_vector_combinations_java_refuses_are_refused(warehouse: str, oracle: Any,
+                                                               option: dict[str, str]) -> None:
+    fields = [("k", INT), ("a", INT)]
+    options = {"bucket": "1", **option}
+    spec = java_spec(warehouse, "dvbad", fields, [Step([("+I", {"k": 1, "a": 1})])], primary_keys=["k"],
+                     options=options, if_exists="drop")
+    with pytest.raises(oracle.Error):
+        oracle.write_spec(spec)
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database(DB, exist_ok=True)
+    with pytest.raises(TableFormatError, match="deletion-vectors.enabled"):
+        catalog.create_table(f"{DB}.dvbad2", pa.schema([("k", pa.int32()), ("a", pa.int32())]), primary_keys=["k"],
+                             options=options)
+
+
 def test_remove_record_on_delete_in_one_buffer_like_java(warehouse: str, oracle: Any) -> None:
     """partial-update.remove-record-on-delete: +I and -D of one key in one commit merge to nothing in the write
     buffer, so the older row survives (Java 0.9 does exactly this)."""
