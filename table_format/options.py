@@ -183,7 +183,7 @@ class CoreOptions:
             snapshot_num_retained_min=retained_min,
             snapshot_num_retained_max=retained_max,
             snapshot_time_retained=duration("snapshot.time-retained", "1 h"),
-            snapshot_expire_limit=_int(o, "snapshot.expire.limit", 50),
+            snapshot_expire_limit=_int(o, "snapshot.expire.limit", 10),
             num_sorted_run_compaction_trigger=trigger,
             write_only=_bool(o, "write-only", False),
             deletion_vectors_enabled=_bool(o, "deletion-vectors.enabled", False),
@@ -196,3 +196,97 @@ class CoreOptions:
         if self.bucket > 0:
             return BucketMode.FIXED
         return BucketMode.DYNAMIC if has_primary_key else BucketMode.UNAWARE
+
+    def post_commit(self) -> PostCommitOptions:
+        """The options of the maintenance run after every commit, parsed on demand (like Java's lazy getters)."""
+        return PostCommitOptions.parse(self.raw)
+
+
+class ExpireExecutionMode(str, Enum):
+    SYNC = "sync"
+    ASYNC = "async"
+
+
+class PartitionExpireStrategy(str, Enum):
+    VALUES_TIME = "values-time"
+    UPDATE_TIME = "update-time"
+
+
+class TagCreationMode(str, Enum):
+    NONE = "none"
+    PROCESS_TIME = "process-time"
+    WATERMARK = "watermark"
+    BATCH = "batch"
+
+
+class TagCreationPeriod(str, Enum):
+    DAILY = "daily"
+    HOURLY = "hourly"
+    TWO_HOURS = "two-hours"
+
+
+class TagPeriodFormatter(str, Enum):
+    WITH_DASHES = "with_dashes"
+    WITHOUT_DASHES = "without_dashes"
+
+
+@dataclass(frozen=True, slots=True)
+class PostCommitOptions:
+    """Options of what Paimon 0.9 runs after each commit (TableCommitImpl.expire, TagAutoManager), with 0.9 defaults."""
+
+    expire_execution_mode: ExpireExecutionMode  # snapshot.expire.execution-mode (sync)
+    consumer_expiration_time: timedelta | None  # consumer.expiration-time
+    partition_expiration_time: timedelta | None  # partition.expiration-time
+    partition_expiration_check_interval: timedelta  # partition.expiration-check-interval (1 h)
+    partition_expiration_strategy: PartitionExpireStrategy  # partition.expiration-strategy (values-time)
+    partition_timestamp_formatter: str | None  # partition.timestamp-formatter
+    partition_timestamp_pattern: str | None  # partition.timestamp-pattern
+    end_input_check_partition_expire: bool  # end-input.check-partition-expire (false)
+    tag_automatic_creation: TagCreationMode  # tag.automatic-creation (none)
+    tag_creation_period: TagCreationPeriod  # tag.creation-period (daily)
+    tag_creation_delay: timedelta  # tag.creation-delay (0)
+    tag_period_formatter: TagPeriodFormatter  # tag.period-formatter (with_dashes)
+    tag_num_retained_max: int | None  # tag.num-retained-max
+    tag_default_time_retained: timedelta | None  # tag.default-time-retained
+    tag_automatic_completion: bool  # tag.automatic-completion (false)
+    sink_watermark_time_zone: str  # sink.watermark-time-zone (UTC)
+
+    @staticmethod
+    def parse(options: Mapping[str, str]) -> PostCommitOptions:
+        o = {str(k): str(v) for k, v in options.items()}
+
+        def opt_duration(key: str) -> timedelta | None:
+            return parse_duration(o[key], option=key) if key in o else None
+
+        num_retained = _int(o, "tag.num-retained-max", 0) if "tag.num-retained-max" in o else None
+        return PostCommitOptions(
+            expire_execution_mode=_enum(  # type: ignore[arg-type]
+                ExpireExecutionMode, o.get("snapshot.expire.execution-mode", "sync"), "snapshot.expire.execution-mode"
+            ),
+            consumer_expiration_time=opt_duration("consumer.expiration-time"),
+            partition_expiration_time=opt_duration("partition.expiration-time"),
+            partition_expiration_check_interval=parse_duration(
+                o.get("partition.expiration-check-interval", "1 h"), option="partition.expiration-check-interval"
+            ),
+            partition_expiration_strategy=_enum(  # type: ignore[arg-type]
+                PartitionExpireStrategy, o.get("partition.expiration-strategy", "values-time"),
+                "partition.expiration-strategy",
+            ),
+            partition_timestamp_formatter=o.get("partition.timestamp-formatter"),
+            partition_timestamp_pattern=o.get("partition.timestamp-pattern"),
+            end_input_check_partition_expire=_bool(o, "end-input.check-partition-expire", False),
+            tag_automatic_creation=_enum(  # type: ignore[arg-type]
+                TagCreationMode, o.get("tag.automatic-creation", "none"), "tag.automatic-creation"
+            ),
+            tag_creation_period=_enum(  # type: ignore[arg-type]
+                TagCreationPeriod, o.get("tag.creation-period", "daily"), "tag.creation-period"
+            ),
+            tag_creation_delay=parse_duration(o.get("tag.creation-delay", "0 ms"), option="tag.creation-delay"),
+            tag_period_formatter=_enum(  # type: ignore[arg-type]
+                TagPeriodFormatter, o.get("tag.period-formatter", "with_dashes"), "tag.period-formatter"
+            ),
+            tag_num_retained_max=num_retained,
+            tag_default_time_retained=opt_duration("tag.default-time-retained"),
+            tag_automatic_completion=_bool(o, "tag.automatic-completion", False),
+            sink_watermark_time_zone=o.get("sink.watermark-time-zone", "UTC"),
+        )

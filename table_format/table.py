@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
@@ -18,6 +19,7 @@ import pyarrow as pa
 from table_format.arrow_types import to_arrow_schema
 from table_format.errors import SchemaError, SnapshotNotFoundError
 from table_format.maintenance.actions import MaintenanceActions
+from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.maintenance.results import DeleteTagResult, RollbackResult
 from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rollback_to
 from table_format.meta.snapshot import Snapshot, tag_from_json
@@ -161,11 +163,20 @@ class Table:
         Raises CommitConflictError (nothing landed: rewrite on the new snapshot), CommitFailedError (nothing
         landed) or CommitOutcomeUnknownError (it may have landed: do not delete the messages' files; see
         docs/commit-protocol.md). The messages' data files are never deleted here.
+
+        Afterwards runs what Paimon's TableCommitImpl runs after a commit (maintenance/post_commit.py: expiration of
+        consumers, snapshots, partitions and tags, automatic tags, by the table options; mostly skipped on
+        ``write-only`` tables). Its failures are logged, not raised: the commit has landed.
         """
         over = None
         if overwrite or overwrite_partitions is not None:
             over = Overwrite(None if overwrite_partitions is None else self.partition_filter(overwrite_partitions))
-        return FileStoreCommit(self.store, commit_user=commit_user).commit(list(messages), overwrite=over)
+        commit_user = commit_user or str(uuid.uuid4())
+        # built first, like Java's TableCommitImpl: bad maintenance options fail before anything is committed
+        post_commit = PostCommitMaintenance(self.store, commit_user=commit_user)
+        snapshot_id = FileStoreCommit(self.store, commit_user=commit_user).commit(list(messages), overwrite=over)
+        post_commit.run()  # expiration and tags; logs its errors, never raises them: the commit has landed
+        return snapshot_id
 
     def partition_filter(self, specs: Sequence[Mapping[str, Any]]) -> Any:
         """A predicate on partition BinaryRows accepting any of the given (partial) partition specs."""

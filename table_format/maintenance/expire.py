@@ -5,7 +5,7 @@ org.apache.paimon.operation.SnapshotDeletion / FileDeletionBase of Paimon 0.9 (f
 
 * which: ``[earliest, end)`` where ``end`` is bounded by ``snapshot.num-retained.max`` (forces expiry),
   ``snapshot.num-retained.min`` and consumers' ``nextSnapshot`` (protect), ``snapshot.expire.limit`` (at most that
-  many per run) and ``snapshot.time-retained``: a snapshot may only expire once its successor is older than the
+  many per run, 10 by default) and ``snapshot.time-retained``: a snapshot may only expire once its successor is older than the
   limit (the rule of Paimon >= 1.0; 0.9 looked at the snapshot itself, which can expire a snapshot that was the
   latest one only a moment ago).
 * data files: delta-driven. For every snapshot in ``(begin, end]`` the DELETE entries of its delta manifests that
@@ -43,6 +43,8 @@ from table_format.maintenance.deletion import (
     plan_metadata,
 )
 from table_format.maintenance.references import (
+    CONSUMER_DIR,
+    CONSUMER_PREFIX,
     DataFileKey,
     bucket_dirs_upwards,
     consumer_min_next_snapshot,
@@ -61,7 +63,7 @@ from table_format.meta.snapshot import Snapshot
 from table_format.options import parse_duration
 from table_format.store.file_store import FileStore
 
-__all__ = ["expire_snapshots", "expire_until"]
+__all__ = ["check_expire_options", "expire_consumers", "expire_snapshots", "expire_until"]
 
 _INT_MAX = 2147483647
 
@@ -110,6 +112,30 @@ def _refuse_decoupled_changelog(store: FileStore, retain_min: int, retain_max: i
         )
 
 
+def check_expire_options(store: FileStore) -> None:
+    """Refuse, before anything happens, table options the expiration cannot honour (decoupled changelogs)."""
+    opts = store.options
+    _refuse_decoupled_changelog(store, opts.snapshot_num_retained_min, opts.snapshot_num_retained_max,
+                                int(opts.snapshot_time_retained.total_seconds() * 1000))
+
+
+def expire_consumers(store: FileStore, *, older_than: _dt.datetime) -> tuple[str, ...]:
+    """Delete consumer files last modified before `older_than` (naive = local time); ConsumerManager.expire.
+
+    Returns the ids of the deleted consumers. Consumers pin snapshots (``nextSnapshot``), so Java expires them
+    before the snapshots.
+    """
+    threshold_ns = millis(older_than) * 1_000_000
+    deleted = []
+    for st in store.file_io.list_dir(f"{store.paths.root}/{CONSUMER_DIR}"):
+        if st.is_dir or not st.name.startswith(CONSUMER_PREFIX) or st.mtime_ns is None:
+            continue
+        # Java compares at millisecond precision (FileStatus.getModificationTime)
+        if (st.mtime_ns // 1_000_000) * 1_000_000 < threshold_ns and store.file_io.delete_quietly(st.path):
+            deleted.append(st.name[len(CONSUMER_PREFIX):])
+    return tuple(sorted(deleted))
+
+
 def expire_snapshots(
     store: FileStore,
     *,
@@ -122,7 +148,7 @@ def expire_snapshots(
     """Expire old snapshots and delete the files only they used (ExpireSnapshotsImpl.expire).
 
     None means the table option: ``snapshot.num-retained.min`` (10), ``snapshot.num-retained.max``
-    (unbounded), ``snapshot.time-retained`` (1 h), ``snapshot.expire.limit`` (50). ``older_than`` is an instant
+    (unbounded), ``snapshot.time-retained`` (1 h), ``snapshot.expire.limit`` (10). ``older_than`` is an instant
     (datetime; naive = local time) or an age (timedelta): a snapshot may expire once its successor is older.
     """
     opts = store.options

@@ -54,7 +54,7 @@ from table_format.meta.snapshot import Snapshot, tag_to_json
 from table_format.options import parse_duration
 from table_format.store.file_store import FileStore
 
-__all__ = ["create_tag", "delete_tag", "list_tags", "rollback_to"]
+__all__ = ["create_tag", "delete_tag", "list_tags", "rollback_to", "write_tag"]
 
 _MAX_NAME = 200
 
@@ -112,25 +112,33 @@ def create_tag(
         if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
             raise SchemaError(f"table {store.identifier!r}: snapshot_id must be an integer, got {snapshot_id!r}")
         snapshot = _find_snapshot(store, snapshot_id)
-    if time_retained is None and "tag.default-time-retained" in store.options.raw:
-        time_retained = parse_duration(store.options.raw["tag.default-time-retained"],
-                                       option="tag.default-time-retained")
     if time_retained is not None and (not isinstance(time_retained, _dt.timedelta)
                                       or time_retained < _dt.timedelta(0)):
         raise SchemaError(
             f"table {store.identifier!r}: time_retained must be a non-negative timedelta, got {time_retained!r}"
         )
-    content = (
-        tag_to_json(snapshot, _dt.datetime.now(), time_retained) if time_retained is not None else snapshot.to_json()
-    )
-    path = store.paths.tag(name)
-    if not store.file_io.try_create(path, content.encode()):
+    if not write_tag(store, name, snapshot, time_retained=time_retained):
         existing = read_tag(store, name)
         raise TagAlreadyExistsError(
             f"table {store.identifier!r}: tag {name!r} already exists"
             + (f" (on snapshot {existing.id})" if existing is not None else "")
         )
     return snapshot.id
+
+
+def write_tag(store: FileStore, name: str, snapshot: Snapshot, *, time_retained: _dt.timedelta | None) -> bool:
+    """Create tag file `name` of `snapshot` (TagManager.createTag); False when the name is taken.
+
+    Without ``time_retained`` the option ``tag.default-time-retained`` applies; with neither, the tag is the plain
+    snapshot JSON (readable by Paimon <= 0.7).
+    """
+    if time_retained is None and "tag.default-time-retained" in store.options.raw:
+        time_retained = parse_duration(store.options.raw["tag.default-time-retained"],
+                                       option="tag.default-time-retained")
+    content = (
+        tag_to_json(snapshot, _dt.datetime.now(), time_retained) if time_retained is not None else snapshot.to_json()
+    )
+    return store.file_io.try_create(store.paths.tag(name), content.encode())
 
 
 def delete_tag(store: FileStore, name: str) -> DeleteTagResult:

@@ -151,7 +151,7 @@ def apply(table: Table, model: Model, op: tuple[Any, ...], step: int) -> None:
         expected: tuple[int, ...] = ()
         if ids:
             earliest, latest = ids[0], ids[-1]
-            end = min(latest - rmin + 1, earliest + (50 if limit is None else limit))
+            end = min(latest - rmin + 1, earliest + (10 if limit is None else limit))
             expected = tuple(range(earliest, max(earliest, end)))
         assert result.expired_snapshots == expected
         for sid in expected:
