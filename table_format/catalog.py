@@ -23,6 +23,7 @@ from table_format.errors import (
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
 from table_format.io.paths import SCHEMA_DIR, TablePaths
+from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.merge import validate_merge_options
 from table_format.options import ChangelogProducer, CoreOptions, MergeEngine
 from table_format.schema import build_schema
@@ -146,6 +147,9 @@ class FileSystemCatalog:
         )
         _validate_options(table_schema.options, table_schema, identifier)
         paths = TablePaths(self._table_path(db, name))
+        # the options of the maintenance after each commit, checked now rather than at the first commit
+        PostCommitMaintenance(FileStore(identifier=identifier, file_io=self.file_io, paths=paths, schema=table_schema),
+                              commit_user="create-table")
         self.file_io.mkdirs(f"{paths.root}/{SCHEMA_DIR}")
         SchemaManager(self.file_io, paths).create(table_schema, table=identifier)
         return self.load_table(identifier)
