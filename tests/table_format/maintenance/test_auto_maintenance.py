@@ -33,6 +33,7 @@ from table_format.maintenance.partition_expire import PartitionTimeExtractor, ja
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.maintenance.tag_auto import TagPeriodHandler
 from table_format.options import TagCreationPeriod, TagPeriodFormatter
+from table_format.store.schema_manager import SchemaManager
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -218,7 +219,9 @@ def test_concurrent_writers_with_expiration(warehouse: str) -> None:
 
 
 def test_decoupled_changelog_options_are_refused_before_the_commit(warehouse: str) -> None:
-    table = new_table(warehouse, {"changelog.num-retained.min": "20"})
+    with pytest.raises(UnsupportedFeatureError, match="changelog.num-retained.min"):
+        new_table(warehouse, {"changelog.num-retained.min": "20"}, name="refused")
+    table = table_with_raw_options(warehouse, {"changelog.num-retained.min": "20"})
     with pytest.raises(UnsupportedFeatureError, match="changelog.num-retained.min"):
         write_table(table, rows([1]))
     assert snapshot_ids(table) == []
@@ -478,10 +481,21 @@ def test_no_auto_tags_on_write_only_tables(warehouse: str, clock: Clock) -> None
     ],
 )
 def test_bad_options_fail_before_the_commit(warehouse: str, options: dict[str, str], match: str) -> None:
-    table = new_table(warehouse, options)
+    with pytest.raises(OptionError, match=match):  # refused at create ...
+        new_table(warehouse, options, name="refused")
+    assert "refused" not in FileSystemCatalog(warehouse).list_tables("db")
+    table = table_with_raw_options(warehouse, options)  # ... and at commit, on a table another engine created
     with pytest.raises(OptionError, match=match):
         write_table(table, rows([1]))
     assert snapshot_ids(table) == []
+
+
+def table_with_raw_options(warehouse: str, options: dict[str, str]) -> Table:
+    """A table whose schema holds `options` unchecked (as another engine may have written it)."""
+    table = new_table(warehouse)
+    manager = SchemaManager(table.store.file_io, table.store.paths)
+    assert manager.commit(table.schema.with_options({**table.schema.options, **options}, new_id=1))
+    return FileSystemCatalog(warehouse).load_table(table.identifier)
 
 
 def test_async_execution_mode_runs_synchronously(warehouse: str) -> None:
