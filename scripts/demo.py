@@ -1,5 +1,6 @@
-"""The main job for now: build tables of every kind in a local warehouse, change them, read them back
-(merged view, filters, time travel, system tables) and print what happened.
+"""The main job for now: build tables of every kind in a local warehouse (every merge engine, append tables,
+a changelog), change them, read them back (merged view, filters, time travel, incremental changes, system
+tables), maintain them (compaction, tags, expiration, orphan files, rescale) and print what happened.
 
     bash scripts/demo.sh [WAREHOUSE]      (default ./warehouse)
 """
@@ -79,6 +80,51 @@ def main() -> None:
         messages.extend(w.prepare_commit())
     sid = metrics.commit(messages)
     print(f"\nmetrics: {len(messages)} commit messages from 3 writers -> one snapshot {sid}")
+
+    # 4. the other merge engines on one stream of product updates
+    stats_schema = pa.schema([("sku", pa.string()), ("price", pa.float64()), ("sold", pa.int64()),
+                              ("name", pa.string())])
+    engines = {
+        "stats_partial": {"merge-engine": "partial-update"},
+        "stats_agg": {"merge-engine": "aggregation", "fields.price.aggregate-function": "max",
+                      "fields.sold.aggregate-function": "sum"},
+        "stats_first": {"merge-engine": "first-row"},
+    }
+    stream = [
+        pa.table({"sku": ["a", "b"], "price": [2.0, 5.0], "sold": [1, 3], "name": ["apple", None]}, schema=stats_schema),
+        pa.table({"sku": ["a", "b"], "price": [None, 4.0], "sold": [2, 1], "name": [None, "bread"]}, schema=stats_schema),
+    ]
+    for name, options in engines.items():
+        t = catalog.create_table(f"demo.{name}", stats_schema, primary_keys=["sku"], options={"bucket": "1", **options})
+        for batch in stream:
+            write_table(t, batch)
+        show(f"{name} ({options['merge-engine']}) after two writes", t.scan().to_arrow().sort_by("sku"))
+
+    # 5. a changelog: the lookup producer writes -U/+U pairs that an incremental read returns
+    feed = catalog.create_table("demo.feed", stats_schema, primary_keys=["sku"],
+                                options={"bucket": "1", "changelog-producer": "lookup"})
+    for batch in stream:
+        write_table(feed, batch)
+    show("feed.changes(1, 2): the -U/+U changelog of the second write (as Java's audit_log)", feed.changes(1, 2))
+
+    # 6. maintenance: compaction, a tag, expiration, orphan removal, rescale
+    for i in range(6):  # small upserts: many sorted runs
+        write_table(orders, pa.table({"order_id": [10 + i], "dt": ["2024-05-16"], "customer": [f"c{i}"],
+                                      "amount": [Decimal(i)], "updated": [t0]}, schema=orders_schema))
+    compacted = orders.maintenance.compact(full=True)
+    print(f"\ncompaction: snapshot {compacted.snapshot_id}, {compacted.rewritten_files} files merged into "
+          f"{compacted.new_files}, {compacted.upgraded_files} upgraded in place")
+    orders.create_tag("before-expire")
+    expired = orders.maintenance.expire_snapshots(retain_min=1, older_than=dt.timedelta(0), dry_run=False)
+    print(f"expiration: snapshots {list(expired.expired_snapshots)} expired, {len(expired.deleted_files)} files "
+          "deleted (the tag keeps its snapshot's files)")
+    orphans = orders.maintenance.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True)
+    print(f"orphan files: {len(orphans.orphan_files)}")
+    rescaled = orders.maintenance.rescale(bucket=4, partitions=[{"dt": "2024-05-16"}])
+    print(f"rescale: partition dt=2024-05-16 now in {rescaled.bucket} buckets ({rescaled.rewritten_rows} rows "
+          f"rewritten, snapshot {rescaled.snapshot_id})")
+    show("orders tags", orders.system_table("tags").select(["tag_name", "snapshot_id"]))
+    show("orders after maintenance (merged view)", orders.scan().to_arrow().sort_by("order_id"))
 
     for name in ("orders", "events", "metrics"):
         t = catalog.load_table(f"demo.{name}")
