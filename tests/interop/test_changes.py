@@ -21,7 +21,8 @@ import pyarrow as pa
 import pytest
 
 from table_format import FileSystemCatalog, Table, TableFormatError, write_table
-from table_format.scan.changes import _interval_partition, _merge_order
+from table_format.scan.changes import _interval_partition
+from table_format.scan.loser_tree import merge_order
 from table_format.types import BigIntType, VarCharType
 from tests.interop.oracle_values import canonical_lines, render
 
@@ -379,7 +380,7 @@ def _ours_rounds(sections: list[list[list[tuple[int, int, Any]]]]) -> list[list[
                 seq.append(s)
                 ids.append(payload)
     arr = [np.array(x, dtype=np.int64) for x in (sec, leaf, nleaf, key, seq)]
-    order, rounds = _merge_order(*arr[:4], np.unique(arr[4], return_inverse=True)[1].reshape(-1))
+    order, rounds = merge_order(*arr[:4], np.unique(arr[4], return_inverse=True)[1].reshape(-1))
     out: list[list[Any]] = []
     prev = -1
     for i in order:
