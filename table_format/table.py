@@ -54,7 +54,8 @@ class TableScan:
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
         splits = self.plan()
-        workers = max(1, min(len(splits), os.cpu_count() or 2))
+        # two splits per core: one decodes (Arrow, no GIL) while the other merges (numpy, partly under the GIL)
+        workers = max(1, min(len(splits), 2 * (os.cpu_count() or 2)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for table in pool.map(self._reader.read, splits):
                 if remaining is not None:

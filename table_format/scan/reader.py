@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from table_format.arrow_types import to_arrow_field
@@ -70,20 +71,38 @@ class SplitReader:
             result = result.filter(self.predicate.to_arrow_expression())
         return self.project(result)
 
+    def _read_for_merge(self, split: DataSplit, index: int, seq_ordered: bool) -> pa.Table:
+        """A file of a merged split. The system columns are read only when the merge needs them: a read whose
+        files are in sequence order needs no `_SEQUENCE_NUMBER` (the rows' order is theirs; the merged rows' numbers
+        are not returned), and a file without delete rows holds only +I/+U (`_VALUE_KIND` 0)."""
+        file = split.files[index]
+        no_deletes = file.delete_row_count == 0
+        system = tuple(c for c, skip in ((SEQUENCE_NUMBER, seq_ordered), (VALUE_KIND, no_deletes)) if not skip)
+        data = self.read_data_file(split, index, self.merge_columns, system=system)
+        n = data.num_rows
+        if seq_ordered:  # numbered once the split's files are concatenated
+            data = data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+                                      pa.array(np.zeros(n, dtype=np.int64)))
+        if no_deletes:
+            data = data.append_column(pa.field(VALUE_KIND, pa.int8(), nullable=False),
+                                      pa.array(np.zeros(n, dtype=np.int8)))
+        return data.select([*self.merge_columns, SEQUENCE_NUMBER, VALUE_KIND])
+
     def project(self, table: pa.Table) -> pa.Table:
         return pa.Table.from_arrays([table.column(c) for c in self.columns], schema=self.output_schema)
 
     def _merge(self, split: DataSplit) -> pa.Table:
         # read runs oldest first: when their sequence ranges do not overlap, input order is sequence order
         order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
-        tables = [
-            self.read_data_file(split, i, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND)) for i in order
-        ]
-        data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         files = [split.files[i] for i in order]
         seq_ordered = not self.sequence_fields and all(
             a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False)
         )
+        tables = [self._read_for_merge(split, i, seq_ordered) for i in order]
+        data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        if seq_ordered:  # the synthesized sequence numbers (see below) keep the input order
+            data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,
+                                   pa.array(np.arange(data.num_rows, dtype=np.int64)))
         merged = merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                           seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
         return merged
