@@ -155,11 +155,11 @@ def _merge_columns(data: pa.Table, perm: np.ndarray, seg: Segments, kinds: np.nd
 
     Every output column is one `take` of the input column (plus the computed values of merged runs)."""
     single = seg.lens == 1
-    multi_rows = np.repeat(~single, seg.lens)
-    msel = perm[multi_rows]  # input row of each merge position of the merged runs
+    multi_pos = np.flatnonzero(np.repeat(~single, seg.lens))  # merge positions of the runs of 2+ records
+    msel = perm[multi_pos]  # input row of each merge position of the merged runs
     mseg = Segments(*_compact(seg.lens[~single]))
-    mretract = retract[multi_rows]
-    mkinds = kinds[multi_rows]
+    mretract = retract[multi_pos]
+    mkinds = kinds[multi_pos]
     value_names = [c for c in data.column_names if c not in (SEQUENCE_NUMBER, VALUE_KIND)]
     seqs_in = combined(data.column(SEQUENCE_NUMBER)).to_numpy(zero_copy_only=False)
     mseqs = seqs_in[msel]

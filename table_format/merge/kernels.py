@@ -32,7 +32,10 @@ def is_null(col: pa.Array) -> np.ndarray:
 
 def _float_total_order(col: pa.Array) -> np.ndarray:
     """int64 keys ordering floats as Java's Float/Double.compare (-0.0 < 0.0, every NaN equal and largest)."""
-    x = col.fill_null(0).to_numpy(zero_copy_only=False)
+    return _float_bits_order(col.fill_null(0).to_numpy(zero_copy_only=False))
+
+
+def _float_bits_order(x: np.ndarray) -> np.ndarray:
     if x.dtype == np.float32:
         x = np.where(np.isnan(x), np.float32(np.nan), x).astype(np.float32)
         bits = x.view(np.int32).astype(np.int64)
@@ -218,10 +221,11 @@ class MergeColumn:
     def order_key(self) -> np.ndarray:
         """Keys ordering the merged values (only their relative order matters, so only they are ranked)."""
         t = self.type
-        if pa.types.is_integer(t) or pa.types.is_temporal(t):
-            raw = primitive_values(self.orig)
-            if raw is not None:
-                return raw[self.sel].astype(np.int64, copy=False)
+        raw = primitive_values(self.orig)
+        if raw is not None and (pa.types.is_integer(t) or pa.types.is_temporal(t)):
+            return raw[self.sel].astype(np.int64, copy=False)
+        if raw is not None and pa.types.is_floating(t):  # Java's Float/Double.compare order, nulls are masked anyway
+            return _float_bits_order(raw[self.sel])
         return order_key(self.array)
 
 
