@@ -79,6 +79,11 @@ def aggregate(agg: FieldAgg, col: MergeColumn, seg: Segments, retract: np.ndarra
 # ---- max / min -------------------------------------------------------------------------------------
 def _extreme(col: MergeColumn, seg: Segments, valid: np.ndarray, *, largest: bool) -> Pick:
     key = col.order_key()
+    if seg.pairs:  # compare the two records of every run
+        a, b = seg.starts, seg.ends
+        va, vb = valid[a], valid[b]
+        later_wins = key[b] > key[a] if largest else key[b] <= key[a]  # ties: max keeps the first, min the last
+        return Pick(np.where(vb & (~va | later_wins), b, np.where(va, a, -1)))
     if largest:  # FieldMaxAgg keeps the accumulator on ties: the first maximum wins
         k = np.where(valid, key, np.iinfo(np.int64).min)
         best = np.maximum.reduceat(k, seg.starts)

@@ -116,12 +116,20 @@ class Segments:
     def _rows(self) -> np.ndarray:
         return np.arange(self.n, dtype=np.int64)
 
+    @cached_property
+    def pairs(self) -> bool:
+        """Every run has exactly two records (one update of each key: the common case), so per-run reductions
+        are comparisons of the two."""
+        return bool(self.runs) and bool((self.lens == 2).all())
+
     def last(self, mask: np.ndarray) -> np.ndarray:
         """Per run: the last row where mask holds, else -1."""
         if self.runs == 0:
             return np.zeros(0, dtype=np.int64)
         if mask.all():
             return self.ends
+        if self.pairs:
+            return np.where(mask[self.ends], self.ends, np.where(mask[self.starts], self.starts, -1))
         return np.maximum.reduceat(np.where(mask, self._rows, -1), self.starts)
 
     def first(self, mask: np.ndarray) -> np.ndarray:
@@ -130,6 +138,8 @@ class Segments:
             return np.zeros(0, dtype=np.int64)
         if mask.all():
             return self.starts
+        if self.pairs:
+            return np.where(mask[self.starts], self.starts, np.where(mask[self.ends], self.ends, -1))
         n = len(mask)
         r = np.minimum.reduceat(np.where(mask, self._rows, n), self.starts)
         r[r == n] = -1

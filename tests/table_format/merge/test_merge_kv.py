@@ -422,3 +422,26 @@ def test_a_hot_key_merges_in_linear_time() -> None:
                        drop_retractions=True)
         assert out.num_rows == 1
         assert time.perf_counter() - t0 < 5.0, options
+
+
+def test_pair_runs_reduce_like_the_general_path() -> None:
+    """Runs of exactly two records take a comparison fast path; it must agree with the reduceat path."""
+    from table_format.merge.aggregate import _extreme
+    from table_format.merge.kernels import MergeColumn, Segments
+
+    rng = np.random.default_rng(11)
+    runs = 500
+    starts = np.arange(0, 2 * runs, 2, dtype=np.int64)
+    values = pa.array(rng.integers(0, 4, 2 * runs).astype(np.float64), mask=rng.random(2 * runs) < 0.3)
+    mask = rng.random(2 * runs) < 0.5
+    fast = Segments(starts, np.full(runs, 2, dtype=np.int64))
+    slow = Segments(starts, np.full(runs, 2, dtype=np.int64))
+    slow.__dict__["pairs"] = False
+    assert fast.pairs
+    np.testing.assert_array_equal(fast.last(mask), slow.last(mask))
+    np.testing.assert_array_equal(fast.first(mask), slow.first(mask))
+    col = MergeColumn(values, np.arange(2 * runs))
+    valid = ~col.nulls
+    for largest in (True, False):
+        np.testing.assert_array_equal(_extreme(col, fast, valid, largest=largest).idx,
+                                      _extreme(col, slow, valid, largest=largest).idx)
