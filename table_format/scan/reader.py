@@ -72,21 +72,15 @@ class SplitReader:
         return self.project(result)
 
     def _read_for_merge(self, split: DataSplit, index: int, seq_ordered: bool) -> pa.Table:
-        """A file of a merged split. The system columns are read only when the merge needs them: a read whose
-        files are in sequence order needs no `_SEQUENCE_NUMBER` (the rows' order is theirs; the merged rows' numbers
-        are not returned), and a file without delete rows holds only +I/+U (`_VALUE_KIND` 0)."""
-        file = split.files[index]
-        no_deletes = file.delete_row_count == 0
-        system = tuple(c for c, skip in ((SEQUENCE_NUMBER, seq_ordered), (VALUE_KIND, no_deletes)) if not skip)
-        data = self.read_data_file(split, index, self.merge_columns, system=system)
-        n = data.num_rows
-        if seq_ordered:  # numbered once the split's files are concatenated
-            data = data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
-                                      pa.array(np.zeros(n, dtype=np.int64)))
-        if no_deletes:
-            data = data.append_column(pa.field(VALUE_KIND, pa.int8(), nullable=False),
-                                      pa.array(np.zeros(n, dtype=np.int8)))
-        return data.select([*self.merge_columns, SEQUENCE_NUMBER, VALUE_KIND])
+        """A file of a merged split. A read whose files are in sequence order needs no `_SEQUENCE_NUMBER` (the rows'
+        order is theirs; merged rows' numbers are not returned): it is filled in once the files are concatenated.
+        `_VALUE_KIND` is always read: pypaimon 2.1 writes `deleteRowCount` 0 for files holding -D rows."""
+        if not seq_ordered:
+            return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
+        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,))
+        placeholder = pa.array(np.zeros(data.num_rows, dtype=np.int64))
+        return data.add_column(len(self.merge_columns), pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+                               placeholder)
 
     def project(self, table: pa.Table) -> pa.Table:
         return pa.Table.from_arrays([table.column(c) for c in self.columns], schema=self.output_schema)
