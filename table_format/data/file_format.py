@@ -57,20 +57,22 @@ def write_file(
         )
         if needs_int96:
             table = _timestamps_as_int64_beside_int96(table)
-        pq.write_table(
-            table,
-            buf,
-            compression=codec,
-            compression_level=zstd_level if codec == "zstd" else None,
-            use_deprecated_int96_timestamps=needs_int96,
-            coerce_timestamps=None,
-            allow_truncated_timestamps=False,
-            row_group_size=1 << 20,
-            write_statistics=True,
-            store_schema=False,
-            store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
-            write_page_checksum=True,  # CRC32 of every page (Parquet spec): flipped bytes are detected, not read
-        )
+        with file_io.open_output_stream(path) as out:  # streamed: no in-memory copy of the file
+            pq.write_table(
+                table,
+                out,
+                compression=codec,
+                compression_level=zstd_level if codec == "zstd" else None,
+                use_deprecated_int96_timestamps=needs_int96,
+                coerce_timestamps=None,
+                allow_truncated_timestamps=False,
+                row_group_size=1 << 20,
+                write_statistics=True,
+                store_schema=False,
+                store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
+                write_page_checksum=True,  # CRC32 of every page (Parquet spec): flipped bytes are detected, not read
+            )
+            return int(out.tell())
     elif file_format == "orc":
         codec = _ORC_CODECS.get(compression)
         if codec is None:

@@ -117,9 +117,9 @@ class DataFileWriter:
             min_key = max_key = EMPTY_ROW
             key_stats = EMPTY_STATS
             delete_rows = 0
+        self.written_paths.append(path)  # before writing: a failed write leaves a partial file to delete
         size = write_file(store.file_io, path, physical, file_format=fmt,
                           compression=store.options.file_compression, zstd_level=store.options.zstd_level)
-        self.written_paths.append(path)
         return DataFileMeta(
             file_name=name,
             file_size=size,
