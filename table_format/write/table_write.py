@@ -51,6 +51,8 @@ def _input_ranks(group_code: np.ndarray) -> np.ndarray:
     n = len(group_code)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    if group_code.min() == group_code.max():  # one group (e.g. an unpartitioned, unbucketed append table)
+        return np.arange(n, dtype=np.int64)
     dense = group_code if group_code.min() >= 0 and group_code.max() < (1 << 20) else np.unique(
         group_code, return_inverse=True)[1]
     order = stable_sort_indices([dense])
