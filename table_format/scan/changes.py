@@ -33,18 +33,19 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
+from table_format.data.deletion_vector import DeletionFile
 from table_format.data.file_reader import read_data_file
 from table_format.errors import SnapshotNotFoundError, UnsupportedFeatureError
 from table_format.merge import FieldAgg, MergeSpec, merge_kv
 from table_format.merge.kernels import lex_rank, sequence_rank
 from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, merge_entries
-from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.meta.snapshot import CommitKind
 from table_format.options import ChangelogProducer, MergeEngine, parse_memory_size
 from table_format.row.binary_row import decode_row
 from table_format.row.row_kind import ROW_KIND_COLUMN, SEQUENCE_NUMBER, VALUE_KIND, RowKind, row_kind_strings
 from table_format.row.sort import first_of_runs, sortable
 from table_format.scan.loser_tree import dense, merge_order
+from table_format.scan.planner import deletion_files_of
 from table_format.scan.reader import SplitReader
 from table_format.store.file_store import FileStore
 from table_format.types import BigIntType
@@ -114,7 +115,7 @@ def _grouped_files(store: FileStore, start: int, end: int) -> dict[tuple[bytes, 
         per_bucket: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in entries:
             per_bucket[(e.partition, e.bucket)].append(e)
-        dvs = _deletion_files(store, snapshot) if opts.deletion_vectors_enabled and per_bucket else None
+        dvs = deletion_files_of(store, snapshot) if opts.deletion_vectors_enabled and per_bucket else None
         for (partition, bucket), bucket_entries in per_bucket.items():
             # SplitInfo: a split's deletion files (one per file, mostly None) are part of the grouping key
             dv_key = None if dvs is None else tuple(
@@ -122,18 +123,6 @@ def _grouped_files(store: FileStore, start: int, end: int) -> dict[tuple[bytes, 
             )
             grouped[(partition, bucket, dv_key)].extend(bucket_entries)
     return grouped
-
-
-def _deletion_files(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
-    out: dict[tuple[bytes, int, str], DeletionFile] = {}
-    for e in store.manifests.read_index_manifest(snapshot.index_manifest):
-        meta = e.index_file
-        if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
-            continue
-        path = meta.external_path or store.paths.index_file(meta.file_name)
-        for r in meta.dv_ranges:
-            out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
-    return out
 
 
 def _split_deletion_files(store: FileStore, split: list[DataFileMeta],

@@ -149,19 +149,7 @@ class ScanPlanner:
         return splits
 
     def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
-        """Deletion vector location of every data file that has one (index manifest, DELETION_VECTORS)."""
-        out: dict[tuple[bytes, int, str], DeletionFile] = {}
-        if not snapshot.index_manifest:
-            return out
-        store = self.store
-        for e in store.manifests.read_index_manifest(snapshot.index_manifest):
-            meta = e.index_file
-            if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
-                continue
-            path = meta.external_path or store.paths.index_file(meta.file_name)
-            for r in meta.dv_ranges:
-                out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
-        return out
+        return deletion_files_of(self.store, snapshot)
 
     def _raw_convertible(self, files: list[DataFileMeta]) -> bool:
         """True when no key appears twice across the files and no row is a retraction."""
@@ -179,3 +167,19 @@ class ScanPlanner:
 
 def plan_splits(store: FileStore, snapshot: Snapshot | None, predicate: Predicate | None) -> list[DataSplit]:
     return ScanPlanner(store, predicate).plan(snapshot)
+
+
+def deletion_files_of(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
+    """Deletion vector location of every data file that has one (index manifest, DELETION_VECTORS), by
+    (partition, bucket, data file name)."""
+    out: dict[tuple[bytes, int, str], DeletionFile] = {}
+    if not snapshot.index_manifest:
+        return out
+    for e in store.manifests.read_index_manifest(snapshot.index_manifest):
+        meta = e.index_file
+        if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
+            continue
+        path = meta.external_path or store.paths.index_file(meta.file_name)
+        for r in meta.dv_ranges:
+            out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
+    return out
