@@ -12,7 +12,7 @@
 #   SHARED_DIR          folder holding paimon-oracle/ (default: $REPO/../shared)
 #   PAIMON_ORACLE_HOME  use this already-built oracle instead of .cache/paimon-oracle (not copied, not built)
 #   PYPAIMON_PYTHON     use this python (with pypaimon 2.1.0 importable) instead of .cache/venv-pypaimon
-#   EXTRAS              pip extras for .venv (default: dev; e.g. EXTRAS=dev,spark,dagster)
+#   EXTRAS              pip extras for .venv (default: dev,spark,dagster)
 #   PYTHON              interpreter that creates the venvs (default: python3)
 #   ORACLE_JAR_DIRS     folders searched for the oracle's jars before setup.sh downloads them (checked against
 #                       lib/SHA256SUMS; default: ~/.cache/lakehouse/paimon-oracle-lib /tmp/oracle/lib;
@@ -25,7 +25,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 PY="${PYTHON:-python3}"
-EXTRAS="${EXTRAS:-dev}"
+EXTRAS="${EXTRAS:-dev,spark,dagster}"
 SHARED_DIR="${SHARED_DIR:-$REPO/../shared}"
 CACHE="$REPO/.cache"
 mkdir -p "$CACHE"

@@ -1,0 +1,1 @@
+"""Paimon tables on PySpark, Dagster-free: the `format("paimon")` data source and distributed maintenance."""
