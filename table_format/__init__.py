@@ -16,6 +16,7 @@ from table_format.errors import (
 )
 from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.scan.split import DataSplit
+from table_format.snapshot_summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
@@ -34,6 +35,7 @@ __all__ = [
     "SchemaError",
     "Snapshot",
     "SnapshotNotFoundError",
+    "SnapshotSummary",
     "Table",
     "TableAlreadyExistsError",
     "TableFormatError",
@@ -43,5 +45,6 @@ __all__ = [
     "UnsupportedFeatureError",
     "open_table",
     "read_split",
+    "snapshot_summary",
     "write_table",
 ]
