@@ -240,9 +240,12 @@ class Table:
         return system_table(self.store, name)
 
 
-def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read one planned split (what an executor calls), with the schema its scan used."""
+def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None,
+               filter: Any = None) -> pa.Table:
+    """Read one planned split (what an executor calls) with the schema its scan used; ``filter`` (the scan's
+    DNF) drops the rows it rejects."""
     store = table.store
     if split.schema_id is not None and split.schema_id != store.schema.id:
         store = store.with_schema(store.schema_by_id(split.schema_id))
-    return SplitReader(store, columns=columns).read(split)
+    predicate = parse_filter(filter, store.schema, table=table.identifier)
+    return SplitReader(store, columns=columns, predicate=predicate).read(split)
