@@ -146,8 +146,6 @@ class PaimonIOManager(dg.ConfigurableIOManager):
 
     def _load_changes(self, context: dg.InputContext, table: Table, handler: PaimonTypeHandler, target: Any,
                       columns: list[str] | None, where: str) -> Any:
-        if context.has_asset_partitions:
-            raise PaimonAssetError(f"{where}: incremental inputs read whole tables; the upstream is partitioned")
         cursor = IncrementalCursor(context)
         consumed = cursor.consumed(context.asset_key)
         latest = table.latest_snapshot()
