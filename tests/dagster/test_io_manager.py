@@ -199,3 +199,13 @@ def test_op_outputs_are_refused_with_a_clear_error(warehouse, io_manager, instan
 
     with pytest.raises(Exception, match="output 'result' is not an asset"):
         plain_job.execute_in_process(instance=instance)
+
+
+def test_a_refused_first_write_leaves_no_table_behind(warehouse, io_manager, instance):
+    @dg.asset(key_prefix="f", metadata={"primary_keys": ["id"], "mode": "upsert"})
+    def bad_kinds() -> pa.Table:
+        return pa.table({"id": pa.array([1], pa.int64()), "_row_kind": ["??"]})
+
+    with pytest.raises(Exception, match="_row_kind"):
+        run([bad_kinds], io_manager, instance)
+    assert not FileSystemCatalog(warehouse).table_exists("f.bad_kinds")
