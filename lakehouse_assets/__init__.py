@@ -9,8 +9,8 @@ from lakehouse_assets.metadata import column_schema, paimon_kinds, table_metadat
 from lakehouse_assets.observe import (
     observe_table,
     paimon_external_assets,
-    paimon_observable_source,
     paimon_external_table_sensor,
+    paimon_observable_source,
     table_asset_key,
 )
 from lakehouse_assets.partitions import PartitionSlice, partition_slice
@@ -35,8 +35,8 @@ __all__ = [
     "paimon_kinds",
     "observe_table",
     "paimon_external_assets",
-    "paimon_observable_source",
     "paimon_external_table_sensor",
+    "paimon_observable_source",
     "partition_slice",
     "pyspark_resource",
     "table_asset_key",

@@ -7,8 +7,8 @@ from lakehouse_assets import (
     PaimonCatalogResource,
     PaimonIOManager,
     paimon_external_assets,
-    paimon_observable_source,
     paimon_external_table_sensor,
+    paimon_observable_source,
 )
 from table_format import FileSystemCatalog, write_table
 
