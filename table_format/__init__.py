@@ -21,7 +21,7 @@ from table_format.snapshot_summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
-from table_format.write_api import write_table
+from table_format.write_api import commit_write, discard_written_files, table_commit_landed, write_table
 
 __all__ = [
     "CommitConflictError",
@@ -46,7 +46,10 @@ __all__ = [
     "TableWrite",
     "UnsupportedFeatureError",
     "open_table",
+    "commit_write",
+    "discard_written_files",
     "read_split",
     "snapshot_summary",
+    "table_commit_landed",
     "write_table",
 ]
