@@ -16,6 +16,7 @@ from lakehouse_assets.table_spec import PaimonAssetError, raw
 
 CURSOR_PREFIX = "paimon/consumed_snapshot/"
 INCREMENTAL = "incremental"
+_PAGE = 100
 
 
 def cursor_key(upstream: dg.AssetKey) -> str:
@@ -54,22 +55,29 @@ class IncrementalCursor:
         return sorted(assets_def.keys, key=lambda k: k.to_user_string())
 
     def consumed(self, upstream: dg.AssetKey) -> int | None:
-        """The upstream snapshot the latest materialization of these assets consumed (None: never)."""
+        """The upstream snapshot consumed by the latest materialization that recorded one (None: never).
+
+        Materializations without the cursor (a maintenance job reporting a compaction of this asset's table, a
+        manual report) are skipped, so they never reset it.
+        """
         key = cursor_key(upstream)
-        latest: dg.EventLogRecord | None = None
-        for asset_key in self._asset_keys:
-            record = self.context.instance.fetch_materializations(asset_key, limit=1).records
-            if not record:
-                continue
-            materialization = record[0].asset_materialization
-            if materialization is not None and key in materialization.metadata and (
-                latest is None or record[0].storage_id > latest.storage_id
-            ):
-                latest = record[0]
-        if latest is None:
+        found = [r for r in (self._latest_with(asset_key, key) for asset_key in self._asset_keys) if r is not None]
+        if not found:
             return None
-        value = latest.asset_materialization.metadata[key]
-        return int(raw(value))
+        latest = max(found, key=lambda r: r.storage_id)
+        return int(raw(latest.asset_materialization.metadata[key]))
+
+    def _latest_with(self, asset_key: dg.AssetKey, key: str) -> dg.EventLogRecord | None:
+        cursor = None
+        while True:
+            page = self.context.instance.fetch_materializations(asset_key, limit=_PAGE, cursor=cursor)
+            for record in page.records:
+                materialization = record.asset_materialization
+                if materialization is not None and key in materialization.metadata:
+                    return record
+            if not page.has_more:
+                return None
+            cursor = page.cursor
 
     def record(self, upstream: dg.AssetKey, snapshot_id: int) -> None:
         """Add the consumed snapshot to the materialization metadata of every asset of the step."""

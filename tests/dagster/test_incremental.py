@@ -42,6 +42,9 @@ def test_changes_since_the_last_materialization_across_three_upstream_runs(wareh
     first = downstream()  # nothing consumed yet: the whole table as +I
     assert metadata_of(first, "inc__customer_log")[cursor_key(dg.AssetKey(["inc", "customers"]))] == 1
 
+    # a maintenance job reports a compaction of the downstream table: a materialization without the cursor
+    instance.report_runless_asset_event(dg.AssetMaterialization(["inc", "customer_log"],
+                                                                metadata={"paimon/commit_kind": "COMPACT"}))
     run([customers], io_manager, instance)
     fail["now"] = True
     assert not downstream().success  # loaded snapshot 2, then failed: the cursor must stay at 1
