@@ -84,7 +84,7 @@ class ArrowPivotHandler(PaimonTypeHandler):
                      columns: Sequence[str] | None) -> Any:
         if start is None:
             data = table.scan(columns=columns, snapshot_id=end).to_arrow()
-            kinds = pa.array(["+I"] * data.num_rows, pa.string()) if data.num_rows else pa.array([], pa.string())
+            kinds = pa.repeat(pa.scalar("+I", pa.string()), data.num_rows)
             data = data.append_column(pa.field(ROW_KIND, pa.string(), nullable=False), kinds)
         else:
             data = table.changes(start, end, columns=columns)
