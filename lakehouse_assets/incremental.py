@@ -6,13 +6,20 @@ whole table as +I. The cursor is Dagster's own record: the load adds ``paimon/co
 to the downstream's materialization metadata, so it advances only when that materialization happens. A failed
 run records nothing and its rerun reads the same changes again, plus any newer ones: nothing is skipped or
 counted twice.
+
+Paimon's incremental read (``table.changes``, like Java's) skips OVERWRITE snapshots. Here an overwrite is not
+lost: the rows of the partitions it replaced are retracted (-D, as of the snapshot before) and the new rows
+inserted (+I), in commit order between the incremental pieces (`change_plan`).
 """
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 
 from lakehouse_assets.table_spec import PaimonAssetError, raw
+from table_format import CommitKind, Table, snapshot_summary
 
 CURSOR_PREFIX = "paimon/consumed_snapshot/"
 INCREMENTAL = "incremental"
@@ -85,3 +92,57 @@ class IncrementalCursor:
             self.context.step_context.add_asset_metadata(
                 {cursor_key(upstream): dg.MetadataValue.int(snapshot_id)}, asset_key=asset_key
             )
+
+
+@dataclass(frozen=True)
+class ChangeStep:
+    """One piece of the changes between two snapshots, in commit order.
+
+    ``kind``: "changes" (``table.changes(start, end)``), "replace" (the rows of ``partitions`` at ``start`` as -D,
+    then at ``end`` as +I; ``partitions`` None: the whole table) or "snapshot" (every row of ``end`` as +I).
+    """
+
+    kind: str
+    start: int | None
+    end: int
+    partitions: tuple[Mapping[str, Any], ...] | None = None
+
+    def partition_filter(self) -> list[Any] | None:
+        """A DNF filter of the replaced partitions (None: the whole table)."""
+        if self.partitions is None:
+            return None
+        return [[(column, "=", value) for column, value in spec.items()] for spec in self.partitions]
+
+
+def change_plan(table: Table, consumed: int | None, latest: int, *, where: str) -> list[ChangeStep]:
+    """The steps reading every change after snapshot `consumed` up to `latest` (all of `latest` if None)."""
+    if consumed is None:
+        return [ChangeStep("snapshot", None, latest)]
+    kinds = {s.id: s.commit_kind for s in table.snapshots() if consumed <= s.id <= latest}
+    missing = [i for i in range(consumed, latest + 1) if i not in kinds]
+    if missing:
+        raise PaimonAssetError(
+            f"{where}: snapshot {missing[0]} (consumed last: {consumed}) has expired, so the changes since are "
+            "lost; keep snapshots longer (snapshot.time-retained) than the downstream's update interval"
+        )
+    steps: list[ChangeStep] = []
+    start = consumed
+    for snapshot_id in range(consumed + 1, latest + 1):
+        if kinds[snapshot_id] != CommitKind.OVERWRITE:
+            continue
+        if start < snapshot_id - 1:
+            steps.append(ChangeStep("changes", start, snapshot_id - 1))
+        summary = snapshot_summary(table, snapshot_id)
+        partitions = summary.delta_partitions if summary is not None and table.partition_keys else None
+        if partitions is None or partitions:
+            steps.append(ChangeStep("replace", snapshot_id - 1, snapshot_id, partitions))
+        start = snapshot_id
+    if start < latest or not steps:
+        steps.append(ChangeStep("changes", start, latest))
+    return steps
+
+
+def plan_steps(steps: Sequence[ChangeStep]) -> str:
+    """A log line of the plan."""
+    return ", ".join(f"{s.kind}({s.start},{s.end}{'' if s.partitions is None else f' {list(s.partitions)}'})"
+                     for s in steps)

@@ -12,7 +12,7 @@ from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
 from lakehouse_assets.handlers.spark import SparkHandler
-from lakehouse_assets.incremental import IncrementalCursor, wants_incremental
+from lakehouse_assets.incremental import IncrementalCursor, change_plan, plan_steps, wants_incremental
 from lakehouse_assets.metadata import table_metadata
 from lakehouse_assets.partitions import PartitionSlice, partition_columns, partition_slice
 from lakehouse_assets.table_spec import (
@@ -26,7 +26,6 @@ from lakehouse_assets.table_spec import (
 )
 from table_format import (
     FileSystemCatalog,
-    SnapshotNotFoundError,
     Table,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -158,15 +157,10 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         latest = table.latest_snapshot()
         if latest is None:
             raise PaimonAssetError(f"{where}: the table has no snapshot yet; materialize the upstream asset first")
-        try:
-            data = handler.read_changes(table, target, start=consumed, end=latest.id, columns=columns)
-        except SnapshotNotFoundError as e:
-            raise PaimonAssetError(
-                f"{where}: snapshot {consumed}, consumed last, has expired, so the changes since are lost; keep "
-                "snapshots longer (snapshot.time-retained) than the downstream's update interval"
-            ) from e
+        steps = change_plan(table, consumed, latest.id, where=where)
+        data = handler.read_changes(table, target, steps=steps, columns=columns)
         cursor.record(context.asset_key, latest.id)
-        context.log.info(f"{where}: changes after snapshot {consumed} up to {latest.id}")
+        context.log.info(f"{where}: changes after snapshot {consumed} up to {latest.id}: {plan_steps(steps)}")
         return data
 
     # ---- shared ------------------------------------------------------------------------------

@@ -105,3 +105,48 @@ def test_incremental_input_over_a_partitioned_upstream_reads_the_changes_of_ever
     run([visits], io_manager, instance, partition_key="2024-05-01")
     run([visits, visit_changes], io_manager, instance, selection=[visit_changes])
     assert seen == [[("2024-05-01", 1, "+I")], [("2024-05-01", 3, "+I"), ("2024-05-02", 2, "+I")]]
+
+
+def test_overwrites_upstream_become_retractions_and_inserts(warehouse, instance):
+    daily = dg.DailyPartitionsDefinition(start_date="2024-05-01")
+    runs = iter([("2024-05-01", 1, "overwrite"), ("2024-05-02", 2, "append"), ("2024-05-01", 3, "overwrite")])
+
+    @dg.asset(key_prefix="ow", partitions_def=daily, metadata={"partition_expr": "dt"})
+    def days(context: dg.AssetExecutionContext) -> dg.Output[pa.Table]:
+        day, n, mode = next(runs)
+        assert day == context.partition_key
+        return dg.Output(pa.table({"dt": [day, day], "n": [n, n * 10]}), metadata={"mode": mode})
+
+    seen: list[list[tuple[str, int, str]]] = []
+
+    @dg.asset(key_prefix="ow", ins={"days": dg.AssetIn(key=["ow", "days"], metadata={"incremental": True})})
+    def day_changes(days: pl.DataFrame) -> pa.Table:
+        seen.append(list(days.select("dt", "n", "_row_kind").iter_rows()))
+        return pa.table({"rows": [days.height]})
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+    run([days], io_manager, instance, partition_key="2024-05-01")
+    run([days, day_changes], io_manager, instance, selection=[day_changes])
+    run([days], io_manager, instance, partition_key="2024-05-02")
+    run([days], io_manager, instance, partition_key="2024-05-01")
+    run([days, day_changes], io_manager, instance, selection=[day_changes])
+    assert seen[0] == [("2024-05-01", 1, "+I"), ("2024-05-01", 10, "+I")]
+    assert seen[1] == [("2024-05-02", 2, "+I"), ("2024-05-02", 20, "+I"),   # the append, then the overwrite:
+                       ("2024-05-01", 1, "-D"), ("2024-05-01", 10, "-D"),   # old rows of the partition retracted
+                       ("2024-05-01", 3, "+I"), ("2024-05-01", 30, "+I")]   # and the new ones inserted
+
+    @dg.asset(key_prefix="ow")
+    def whole() -> pa.Table:
+        return pa.table({"id": pa.array(next(batches), pa.int64())})
+
+    @dg.asset(key_prefix="ow", ins={"whole": dg.AssetIn(key=["ow", "whole"], metadata={"incremental": True})})
+    def whole_changes(whole: pa.Table) -> pa.Table:
+        seen.append(sorted(zip(whole["id"].to_pylist(), whole["_row_kind"].to_pylist(), strict=True)))
+        return pa.table({"rows": [whole.num_rows]})
+
+    batches = iter([[1, 2], [2, 3]])
+    run([whole], io_manager, instance)
+    run([whole, whole_changes], io_manager, instance, selection=[whole_changes])
+    run([whole], io_manager, instance)  # the default mode: overwrite the whole table
+    run([whole, whole_changes], io_manager, instance, selection=[whole_changes])
+    assert seen[3] == [(1, "-D"), (2, "+I"), (2, "-D"), (3, "+I")]
