@@ -49,11 +49,13 @@ def test_spark_partition_mismatch_writes_nothing_and_incremental_reads(spark, wa
         _run([wrong], warehouse, instance, partition_key="eu")
     assert snapshot_count(warehouse, "sp.wrong") == 0
 
-    batches = iter([[1, 2], [3]])
+    batches = iter([([1, 2], "append"), ([3], "append"), ([4], "overwrite")])
 
-    @dg.asset(key_prefix="sp", metadata={"mode": "append"})
-    def log(pyspark: PaimonPySparkResource) -> DataFrame:
-        return pyspark.spark_session.createDataFrame(pa.table({"id": pa.array(next(batches), pa.int64())}))
+    @dg.asset(key_prefix="sp")
+    def log(pyspark: PaimonPySparkResource) -> dg.Output[DataFrame]:
+        ids, mode = next(batches)
+        frame = pyspark.spark_session.createDataFrame(pa.table({"id": pa.array(ids, pa.int64())}))
+        return dg.Output(frame, metadata={"mode": mode})
 
     @dg.asset(key_prefix="sp", ins={"log": dg.AssetIn(key=["sp", "log"], metadata={"incremental": True})})
     def log_changes(log: DataFrame) -> pa.Table:
@@ -65,3 +67,7 @@ def test_spark_partition_mismatch_writes_nothing_and_incremental_reads(spark, wa
     _run([log], warehouse, instance)
     _run([log, log_changes], warehouse, instance, selection=[log_changes])
     assert rows(warehouse, "sp.log_changes") == [{"id": 3, "kind": "+I"}]
+    _run([log], warehouse, instance)  # an overwrite: retractions of the old rows, the new row inserted
+    _run([log, log_changes], warehouse, instance, selection=[log_changes])
+    assert rows(warehouse, "sp.log_changes", sort=["kind", "id"]) == [
+        {"id": 4, "kind": "+I"}, {"id": 1, "kind": "-D"}, {"id": 2, "kind": "-D"}, {"id": 3, "kind": "-D"}]
