@@ -168,3 +168,35 @@ def test_a_partitioned_asset_cannot_write_into_an_unpartitioned_table(warehouse,
     with pytest.raises(Exception, match=r"not a partition key of the table \(partition keys: \[\]\)"):
         run([partitioned], io_manager, instance, partition_key="eu")
     assert snapshot_count(warehouse, "sw.t") == 1
+
+
+def test_a_dagster_partition_over_a_coarser_table_partition_replaces_all_its_sub_partitions(
+        warehouse, io_manager, instance):
+    regions = iter([["eu", "us"], ["eu"]])
+
+    @dg.asset(key_prefix="sub", partitions_def=DAILY,
+              metadata={"partition_expr": "dt", "partition_keys": ["dt", "region"]})
+    def sales(context: dg.AssetExecutionContext) -> pa.Table:
+        names = next(regions, ["us"])
+        return pa.table({"dt": [context.partition_key] * len(names), "region": names, "v": [len(names)] * len(names)})
+
+    run([sales], io_manager, instance, partition_key="2024-05-01")
+    run([sales], io_manager, instance, partition_key="2024-05-02")
+    run([sales], io_manager, instance, partition_key="2024-05-01")  # only "us" now: the "eu" rows of that day go
+    got = rows(warehouse, "sub.sales", sort=["dt", "region"])
+    assert [(r["dt"], r["region"]) for r in got] == [("2024-05-01", "us"), ("2024-05-02", "eu")]
+    assert FileSystemCatalog(warehouse).load_table("sub.sales").partition_keys == ["dt", "region"]
+
+
+def test_hourly_partitions_on_a_local_zoned_timestamp_column(warehouse, io_manager, instance):
+    hourly = dg.HourlyPartitionsDefinition(start_date="2024-05-01-00:00", timezone="Europe/Paris")
+
+    @dg.asset(key_prefix="tz", partitions_def=hourly, metadata={"partition_expr": "hour"})
+    def readings(context: dg.AssetExecutionContext) -> pa.Table:
+        start = context.partition_time_window.start
+        return pa.table({"hour": pa.array([start], pa.timestamp("us", tz="UTC")), "value": [1.0]})
+
+    run([readings], io_manager, instance, partition_key="2024-05-01-05:00")
+    run([readings], io_manager, instance, partition_key="2024-05-01-05:00")
+    (row,) = rows(warehouse, "tz.readings", sort=["hour"])
+    assert row["hour"].isoformat() == "2024-05-01T03:00:00+00:00"  # 05:00 in Paris
