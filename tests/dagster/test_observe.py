@@ -57,6 +57,8 @@ def test_observations_report_each_new_snapshot_and_eager_downstreams_follow(ware
 
     cursor = evaluation.cursor
     _observe(source, warehouse, instance)  # same snapshot: same data version, nothing to do
+    (observation,) = [r.asset_observation for r in instance.fetch_observations(key, limit=1).records]
+    assert observation.data_version == "1" and "dagster/row_count" not in observation.metadata  # not recomputed
     evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert evaluation.total_requested == 0
 
