@@ -150,3 +150,31 @@ def test_overwrites_upstream_become_retractions_and_inserts(warehouse, instance)
     run([whole], io_manager, instance)  # the default mode: overwrite the whole table
     run([whole, whole_changes], io_manager, instance, selection=[whole_changes])
     assert seen[3] == [(1, "-D"), (2, "+I"), (2, "-D"), (3, "+I")]
+
+
+def test_a_multi_asset_records_its_cursor_on_every_asset_it_materializes(warehouse, instance):
+    batches = iter([[1, 2], [3]])
+
+    @dg.asset(key_prefix="ma", metadata={"mode": "append"})
+    def events() -> pa.Table:
+        return pa.table({"id": pa.array(next(batches), pa.int64())})
+
+    @dg.multi_asset(outs={"evens": dg.AssetOut(key_prefix="ma"), "odds": dg.AssetOut(key_prefix="ma")},
+                    ins={"events": dg.AssetIn(key=["ma", "events"], metadata={"incremental": True})})
+    def split(events: pa.Table):
+        ids = events["id"].to_pylist()
+        yield dg.Output(pa.table({"id": pa.array([i for i in ids if i % 2 == 0], pa.int64())}), "evens",
+                        metadata={"mode": "append"})
+        yield dg.Output(pa.table({"id": pa.array([i for i in ids if i % 2], pa.int64())}), "odds",
+                        metadata={"mode": "append"})
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+    for _ in range(2):
+        run([events], io_manager, instance)
+        run([events, split], io_manager, instance, selection=[split])
+    cursor = cursor_key(dg.AssetKey(["ma", "events"]))
+    for name in ("evens", "odds"):
+        record = instance.fetch_materializations(dg.AssetKey(["ma", name]), limit=1).records[0]
+        assert record.asset_materialization.metadata[cursor].value == 2
+    assert rows(warehouse, "ma.evens") == [{"id": 2}]
+    assert rows(warehouse, "ma.odds") == [{"id": 1}, {"id": 3}]
