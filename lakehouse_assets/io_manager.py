@@ -100,9 +100,9 @@ class PaimonIOManager(dg.ConfigurableIOManager):
                 table_partition_keys=partition_keys, where=where,
             )
             slice_.check_rows(handler.distinct(data, slice_.columns), where=where)
-        created = table is None
+        created = False
         if table is None:
-            table = _create_table(catalog, spec, schema, partition_keys=partition_keys)
+            table, created = _create_table(catalog, spec, schema, partition_keys=partition_keys)
 
         overwrite_partitions = list(slice_.specs) if slice_ is not None and mode == "overwrite" else None
         try:
@@ -203,12 +203,13 @@ def _check_declared_keys(table: Table, spec: TableSpec, where: str) -> None:
 
 
 def _create_table(catalog: FileSystemCatalog, spec: TableSpec, schema: pa.Schema, *,
-                  partition_keys: Sequence[str]) -> Table:
-    """Create the table from the data's schema (a concurrent creation of the same table wins)."""
+                  partition_keys: Sequence[str]) -> tuple[Table, bool]:
+    """Create the table from the data's schema; (table, whether this call created it: a concurrent creation of
+    the same table, e.g. another partition's run, wins)."""
     fields = [f for f in schema if f.name != ROW_KIND]
     catalog.create_database(spec.database, exist_ok=True)
     try:
         return catalog.create_table(spec.identifier, pa.schema(fields), primary_keys=spec.primary_keys,
-                                    partition_keys=partition_keys, options=spec.options)
+                                    partition_keys=partition_keys, options=spec.options), True
     except TableAlreadyExistsError:
-        return catalog.load_table(spec.identifier)
+        return catalog.load_table(spec.identifier), False

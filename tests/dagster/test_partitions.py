@@ -1,6 +1,8 @@
 """Dagster partitions -> Paimon partitions: each run replaces exactly its partitions; mismatches write nothing."""
 
 import datetime as dt
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
 import pyarrow as pa
@@ -200,3 +202,22 @@ def test_hourly_partitions_on_a_local_zoned_timestamp_column(warehouse, io_manag
     run([readings], io_manager, instance, partition_key="2024-05-01-05:00")
     (row,) = rows(warehouse, "tz.readings", sort=["hour"])
     assert row["hour"].isoformat() == "2024-05-01T03:00:00+00:00"  # 05:00 in Paris
+
+
+def test_concurrent_partitions_of_a_new_table_both_land(warehouse, io_manager):
+    """Two partitions' runs at once (a multiprocess backfill): one creates the table, both commit their partition."""
+    days = [f"2024-05-0{d}" for d in range(1, 7)]
+    barrier = threading.Barrier(len(days))
+
+    contexts = {day: dg.build_output_context(name="result", asset_key=["conc", "t"], partition_key=day,
+                                             asset_partitions_def=DAILY, definition_metadata={"partition_expr": "dt"})
+                for day in days}
+
+    def write(day: str) -> None:
+        barrier.wait()
+        io_manager.handle_output(contexts[day], pa.table({"dt": [day], "v": [1]}))
+
+    with ThreadPoolExecutor(len(days)) as pool:
+        list(pool.map(write, days))
+    assert [r["dt"] for r in rows(warehouse, "conc.t", sort=["dt"])] == days
+    assert snapshot_count(warehouse, "conc.t") == len(days)
