@@ -165,10 +165,10 @@ def _drop_column(draft: _Draft, c: DropColumn, old: TableSchema, where: str, has
 
 
 def _refuse_key_column(name: str, old: TableSchema, where: str, verb: str) -> None:
-    if name in old.primary_keys:
-        raise SchemaError(f"{where}cannot {verb} column {name!r}: it is part of the primary key {list(old.primary_keys)}")
     if name in old.partition_keys:
         raise SchemaError(f"{where}cannot {verb} column {name!r}: it is a partition key {list(old.partition_keys)}")
+    if name in old.primary_keys:
+        raise SchemaError(f"{where}cannot {verb} column {name!r}: it is part of the primary key {list(old.primary_keys)}")
 
 
 def _update_type(draft: _Draft, c: UpdateColumnType, old: TableSchema, where: str, has_snapshots: bool) -> None:
