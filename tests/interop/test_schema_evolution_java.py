@@ -156,11 +156,14 @@ def test_java_alters_and_writes_we_read_every_snapshot(oracle: Any, warehouse: s
     assert {r["id"]: r["c"] for r in table.scan(snapshot_id=2).to_arrow().to_pylist()}[1] == "ab   "
 
 
-def test_mixed_history_java_keeps_writing_and_compacting_a_table_we_altered(oracle: Any, warehouse: str) -> None:
+@pytest.mark.parametrize("options", [{"changelog-producer": "lookup"}, {"deletion-vectors.enabled": "true"}],
+                         ids=["lookup", "deletion-vectors"])
+def test_mixed_history_java_keeps_writing_and_compacting_a_table_we_altered(oracle: Any, warehouse: str,
+                                                                           options: dict[str, str]) -> None:
     """Add, rename, drop and widen on both sides with upserts and deletes: one row per key on both sides."""
     cat = catalog(warehouse)
     table = cat.create_table("db.m", ORDERS, primary_keys=["id", "dt"], partition_keys=["dt"],
-                             options={"bucket": "2", "changelog-producer": "lookup"})
+                             options={"bucket": "2", **options})
     write_table(table, orders([1, 2, 3, 4], qty=1))
     cat.alter_table("db.m", [SchemaChange.add_column("tag", pa.string()), SchemaChange.rename_column("qty", "quantity")])
     java_write(oracle, warehouse, "m", [

@@ -394,3 +394,11 @@ def test_a_stale_writer_never_rewrites_newer_files_into_its_old_schema(catalog: 
     stale.commit([outcome.message])
     table = catalog.load_table("db.t")
     assert rows_by_id(table)[2]["extra"] == "kept"
+
+
+def test_filter_on_a_widened_char_column_matches_the_padded_values(catalog: FileSystemCatalog) -> None:
+    table = catalog.create_table("db.c", pa.schema([("k", pa.int32())]))
+    table = catalog.alter_table("db.c", [SchemaChange.add_column("c", "CHAR(2)")])
+    write_table(table, pa.table({"k": pa.array([1], pa.int32()), "c": ["x"]}))
+    table = catalog.alter_table("db.c", [SchemaChange.update_column_type("c", "CHAR(4)")])
+    assert table.scan(filter=[("c", "=", "x   ")]).to_arrow().to_pylist() == [{"k": 1, "c": "x   "}]
