@@ -283,7 +283,7 @@ def test_one_bad_row_anywhere_rejects_the_whole_write(warehouse: str, bad_at: in
         ({"options": {"snapshot.num-retained.min": "0"}}, OptionError, ["'snapshot.num-retained.min'"]),
         ({"options": {"commit.min-retry-wait": "soon"}}, OptionError, ["'commit.min-retry-wait'"]),
         ({"options": {"merge-engine": "partial-update", "fields.ghost.sequence-group": "name"}, "primary_keys": ["id"]},
-         SchemaError, ["fields.ghost.sequence-group", "'ghost'"]),
+         OptionError, ["fields.ghost.sequence-group", "'ghost'"]),
         ({"options": {"merge-engine": "partial-update", "fields.qty.sequence-group": "ghost"}, "primary_keys": ["id"]},
          SchemaError, ["fields.qty.sequence-group", "'ghost'"]),
         ({"options": {"merge-engine": "aggregation", "fields.name.aggregate-function": "sum"}, "primary_keys": ["id"]},
