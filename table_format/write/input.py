@@ -1,5 +1,7 @@
 """Turns user data (pyarrow / polars) into an Arrow table of exactly the table's columns, validated.
 
+Input types are converted only where no value can change meaning (table_format.conversion).
+
 Every rejection names the table and the column, and happens before any file is written.
 """
 
@@ -11,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_schema
+from table_format.conversion import conversion_refusal
 from table_format.errors import SchemaError
 from table_format.row.row_kind import ROW_KIND_COLUMN, row_kinds_from_column
 from table_format.schema import TableSchema
@@ -70,22 +73,28 @@ def conform(data: Any, schema: TableSchema, *, table: str) -> tuple[pa.Table, pa
         raise SchemaError(f"table {table!r}: input does not match the schema: {'; '.join(parts)} "
                           f"(table columns: {target.names})")
     arrays = []
-    for f in target:
+    for f, field in zip(target, schema.fields, strict=True):
         col = src.column(f.name)
         if col.type != f.type:
-            col = _cast(col, f, table)
+            col = _convert(col, f, str(field.type), table)
         if not f.nullable and col.null_count:
             raise SchemaError(f"table {table!r}: column {f.name!r} is NOT NULL but the input has {col.null_count} null(s)")
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=target), kinds
 
 
-def _cast(col: pa.ChunkedArray, f: pa.Field, table: str) -> pa.ChunkedArray:
-    src_type = col.type
-    if pa.types.is_timestamp(src_type) and pa.types.is_timestamp(f.type) and (src_type.tz is None) != (f.type.tz is None):
-        want = "a time zone (TIMESTAMP WITH LOCAL TIME ZONE)" if f.type.tz else "no time zone (TIMESTAMP)"
-        raise SchemaError(f"table {table!r}: column {f.name!r} needs timestamps with {want}, got {src_type}")
+def _convert(col: pa.ChunkedArray, f: pa.Field, paimon_type: str, table: str) -> pa.ChunkedArray:
+    """The column as the table's Arrow type, if no value can change meaning (conversion_refusal), else SchemaError."""
+    reason = conversion_refusal(col.type, f.type)
+    if reason is not None:
+        raise SchemaError(
+            f"table {table!r}: column {f.name!r} of input type {col.type} cannot be stored as the table's type "
+            f"{paimon_type}: {reason}"
+        )
     try:
         return pc.cast(col, f.type, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-        raise SchemaError(f"table {table!r}: column {f.name!r} of type {src_type} cannot be stored as {f.type}: {e}") from None
+        raise SchemaError(
+            f"table {table!r}: column {f.name!r} of input type {col.type} cannot be stored as the table's type "
+            f"{paimon_type}: {e}"
+        ) from None
