@@ -105,7 +105,7 @@ def test_failed_commit_of_a_merge_write_leaves_no_data(table: Table, monkeypatch
         write_table(table, pa.table({"id": [9], "extra": ["a"]}), schema_mode="merge")
     assert len(table.snapshots()) == 1 and sorted(os.listdir(data_dir)) == files_before
     assert schema_files(table) == ["schema-0", "schema-1"]
-    assert table.scan().to_arrow().to_pylist() == [{**r, "extra": None} for r in rows_before]
+    assert table.refresh().scan().to_arrow().to_pylist() == [{**r, "extra": None} for r in rows_before]
 
 
 def test_two_phase_merge_writers_publish_at_prepare_commit(table: Table) -> None:
