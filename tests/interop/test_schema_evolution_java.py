@@ -204,8 +204,9 @@ def test_our_schema_files_equal_javas_for_the_same_changes(oracle: Any, warehous
                     SchemaChange.update_column_type("qty", pa.int64()),
                     SchemaChange.update_column_nullability("price", False),
                     SchemaChange.update_column_comment("price", "EUR"), SchemaChange.update_comment("v2"),
-                    SchemaChange.set_option("snapshot.num-retained.min", "5"), SchemaChange.add_column("tail", pa.int8(),
-                                                                                                      after="qty")]
+                    SchemaChange.set_option("snapshot.num-retained.min", "5"),
+                    SchemaChange.add_column("tail", pa.int8(), after="qty"),
+                    SchemaChange.move_column("price", before="id"), SchemaChange.move_column("head", after="remark")]
     java_changes = [
         {"op": "add_column", "name": "row", "comment": "r",
          "type": {"type": "ROW", "fields": [{"id": 0, "name": "x", "type": "INT"}, {"id": 1, "name": "y", "type": "STRING"}]}},
@@ -215,7 +216,8 @@ def test_our_schema_files_equal_javas_for_the_same_changes(oracle: Any, warehous
         {"op": "update_column_nullability", "name": "price", "nullable": False},
         {"op": "update_column_comment", "name": "price", "comment": "EUR"}, {"op": "update_comment", "comment": "v2"},
         {"op": "set_option", "key": "snapshot.num-retained.min", "value": "5"},
-        {"op": "add_column", "name": "tail", "type": "TINYINT", "after": "qty"}]
+        {"op": "add_column", "name": "tail", "type": "TINYINT", "after": "qty"},
+        {"op": "move_column", "name": "price", "before": "id"}, {"op": "move_column", "name": "head", "after": "remark"}]
     cat.alter_table("db.a", ours_changes)
     assert java_alter(oracle, warehouse, "b", java_changes) == 1
     mine, theirs = schema_json(table.path, 1), schema_json(table.path.replace("/a", "/b"), 1)
