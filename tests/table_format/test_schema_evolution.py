@@ -384,6 +384,10 @@ def test_system_tables_across_versions(catalog: FileSystemCatalog) -> None:
     assert [s["schema_id"] for s in schemas] == [0, 1, 2]
     files = table.system_table("files").to_pylist()
     assert sorted({f["schema_id"] for f in files}) == [0, 1, 2]
+    oldest = next(f for f in files if f["schema_id"] == 0)  # shown in the latest schema, by field id
+    assert "quantity=1" in oldest["min_value_stats"] and "tag=null" in oldest["min_value_stats"]
+    assert "qty" not in oldest["min_value_stats"] and "note" not in oldest["min_value_stats"]
+    assert f"tag={oldest['record_count']}" in oldest["null_value_counts"]
     assert {s["schema_id"] for s in table.system_table("snapshots").to_pylist()} == {0, 1, 2}
 
 
