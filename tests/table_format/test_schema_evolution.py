@@ -356,6 +356,15 @@ def test_merged_reads_time_travel_and_changes_across_versions(catalog: FileSyste
         (2, "+I", "t2"), (3, "+I", "t3"), (4, "+I", "t4")]
 
 
+def test_a_stale_table_object_reads_the_latest_snapshot_with_its_schema(catalog: FileSystemCatalog) -> None:
+    stale = pk_table(catalog)
+    write_table(stale, pk_rows([1]))
+    fresh = catalog.alter_table("db.t", [SchemaChange.update_column_type("qty", pa.int64()),
+                                         SchemaChange.add_column("extra", pa.string())])
+    write_table(fresh, pk_rows([2]).set_column(2, "qty", pa.array([2**40])).append_column("extra", pa.array(["e"])))
+    assert rows_by_id(stale)[2]["qty"] == 2**40 and rows_by_id(stale)[2]["extra"] == "e"
+
+
 def test_filters_on_renamed_and_added_columns(catalog: FileSystemCatalog) -> None:
     table = evolved_pk_table(catalog)
     assert set(rows_by_id(table, filter=[("quantity", ">", 100)])) == {4}
