@@ -40,6 +40,8 @@ def conversion_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
         return None
     if pa.types.is_dictionary(src):
         return conversion_refusal(src.value_type, dst)
+    if _is(src, _STRINGS) and not _is(dst, _STRINGS):
+        return f"strings are never parsed into {dst} values; convert the column yourself"
     if pa.types.is_struct(dst):
         return _struct_refusal(src, dst)
     if pa.types.is_map(dst):
@@ -74,9 +76,7 @@ def _struct_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
 
 def _leaf_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
     if _is(src, _STRINGS):
-        if _is(dst, _STRINGS):
-            return None
-        return f"strings are never parsed into {dst} values; convert the column yourself"
+        return None  # into a string type (other targets were refused above)
     if _is(dst, _STRINGS):
         return f"{src} values are not turned into strings; convert the column yourself"
     if _is(dst, _BINARIES):
@@ -105,7 +105,7 @@ def _to_integer(src: pa.DataType, dst: pa.DataType) -> str | None:
         return f"{src} values are never converted to integers (a fraction would be lost)"
     if not pa.types.is_integer(src):
         return _mismatch(src, dst)
-    if _INT_BITS[src] > _INT_BITS[dst]:
+    if _INT_BITS[src] > _INT_BITS[dst] or (pa.types.is_unsigned_integer(dst) and pa.types.is_signed_integer(src)):
         return f"{src} is narrower in the table ({dst}): values out of its range would not fit"
     return None
 
