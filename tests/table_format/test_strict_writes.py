@@ -327,3 +327,31 @@ def test_every_accepted_numeric_conversion_is_exact_at_the_extremes(src: pa.Data
     for dst in accepted:
         stored = pc.cast(values, dst, safe=True)
         assert pc.cast(stored, src, safe=True).equals(values), (src, dst)
+
+
+REQ_LIST = pa.list_(pa.field("element", pa.int32(), nullable=False))
+REQ_MAP = pa.map_(pa.field("key", pa.string(), nullable=False), pa.field("value", pa.int64(), nullable=False))
+REQ_ROW = pa.struct([pa.field("x", pa.int32(), nullable=False), ("l", REQ_LIST)])
+NESTED = pa.schema([pa.field("id", pa.int64(), nullable=False), ("l", REQ_LIST), ("m", REQ_MAP), ("r", REQ_ROW)])
+
+
+@pytest.mark.parametrize(("column", "array", "where"), [
+    ("l", pa.array([[1, None]], pa.list_(pa.int32())), "list element"),
+    ("l", pa.array([[1, None]], REQ_LIST), "list element"),
+    ("m", pa.array([[("a", None)]], pa.map_(pa.string(), pa.int64())), "map value"),
+    ("r", pa.array([{"x": None, "l": [1]}], pa.struct([("x", pa.int32()), ("l", pa.list_(pa.int32()))])), "'x'"),
+    ("r", pa.array([{"x": 1, "l": [None]}], pa.struct([("x", pa.int32()), ("l", pa.list_(pa.int32()))])),
+     "field 'l': list element"),
+])
+def test_nulls_in_not_null_nested_parts_are_refused(warehouse: str, column: str, array: pa.Array, where: str) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", exist_ok=True)
+    table = catalog.create_table("db.nested", NESTED)
+    good = pa.Table.from_pylist([{"id": 1, "l": [1], "m": [("a", 1)], "r": {"x": 1, "l": [2]}},
+                                 {"id": 2, "l": None, "m": None, "r": None}], schema=NESTED)  # null parents are fine
+    write_table(table, good)
+    assert table.scan().to_arrow().sort_by("id").equals(good)
+    data = pa.table({"id": pa.array([3], pa.int64()), "l": pa.array([[1]], REQ_LIST),
+                     "m": pa.array([[("b", 1)]], REQ_MAP), "r": pa.array([{"x": 1, "l": [1]}], REQ_ROW)})
+    data = data.set_column(NESTED.get_field_index(column), column, array)
+    assert_refused(table, lambda: write_table(table, data), repr(column), where, "NOT NULL")
