@@ -94,7 +94,8 @@ def _convert(col: pa.ChunkedArray, f: pa.Field, paimon_type: str, table: str) ->
     if reason is not None:
         raise SchemaError(
             f"table {table!r}: column {f.name!r} of input type {col.type} cannot be stored as the table's type "
-            f"{paimon_type}: {reason}"
+            f"{paimon_type}: {reason}. Only conversions that keep every value are automatic: convert the column "
+            f"yourself (to {f.type}; table.arrow_schema has every column's type) where you accept the change"
         )
     try:
         return pc.cast(col, f.type, safe=True)
