@@ -47,6 +47,8 @@ def test_strict_mode_refuses_new_columns_and_suggests_merge(table: Table) -> Non
                      "colour": ["red"], "size": [1]})
     with pytest.raises(SchemaError, match=r"'db.t'.*\['colour', 'size'\].*schema_mode='merge'"):
         write_table(table, data)
+    with pytest.raises(SchemaError, match=r"int64.*schema_mode='merge' widens 'qty' \(INT -> BIGINT\)"):
+        write_table(table, pa.table({"id": [3], "qty": [2**40], "price": pa.array([1.0], pa.float32())}))
     with pytest.raises(SchemaError, match="schema_mode must be"):
         write_table(table, data, schema_mode="lenient")
     assert len(table.snapshots()) == 1 and schema_files(table) == ["schema-0"]
