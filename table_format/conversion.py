@@ -40,6 +40,8 @@ def conversion_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
         return None
     if pa.types.is_dictionary(src):
         return conversion_refusal(src.value_type, dst)
+    if _is(src, _STRINGS) and not _is(dst, _STRINGS):
+        return f"strings are never parsed into {dst} values"
     if pa.types.is_struct(dst):
         return _struct_refusal(src, dst)
     if pa.types.is_map(dst):
@@ -74,11 +76,9 @@ def _struct_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
 
 def _leaf_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
     if _is(src, _STRINGS):
-        if _is(dst, _STRINGS):
-            return None
-        return f"strings are never parsed into {dst} values; convert the column yourself"
+        return None  # into a string type (other targets were refused above)
     if _is(dst, _STRINGS):
-        return f"{src} values are not turned into strings; convert the column yourself"
+        return f"{src} values are not turned into strings"
     if _is(dst, _BINARIES):
         return None if _is(src, _BINARIES) else _mismatch(src, dst)
     if pa.types.is_integer(dst):
@@ -97,7 +97,7 @@ def _leaf_refusal(src: pa.DataType, dst: pa.DataType) -> str | None:
 
 
 def _mismatch(src: pa.DataType, dst: pa.DataType) -> str:
-    return f"{src} is not a kind of {dst}; convert the column yourself"
+    return f"{src} is not a kind of {dst}"
 
 
 def _to_integer(src: pa.DataType, dst: pa.DataType) -> str | None:
@@ -105,19 +105,19 @@ def _to_integer(src: pa.DataType, dst: pa.DataType) -> str | None:
         return f"{src} values are never converted to integers (a fraction would be lost)"
     if not pa.types.is_integer(src):
         return _mismatch(src, dst)
-    if _INT_BITS[src] > _INT_BITS[dst]:
-        return f"{src} is narrower in the table ({dst}): values out of its range would not fit"
+    if _INT_BITS[src] > _INT_BITS[dst] or (pa.types.is_unsigned_integer(dst) and pa.types.is_signed_integer(src)):
+        return f"the table's {dst} is narrower than {src}: some values would not fit"
     return None
 
 
 def _to_float(src: pa.DataType, dst: pa.DataType) -> str | None:
     if pa.types.is_floating(src):
         if _FLOAT_BITS[src] > _FLOAT_BITS[dst]:
-            return f"{src} is narrower in the table ({dst}): values would be rounded"
+            return f"the table's {dst} is narrower than {src}: values would be rounded"
         return None
     if pa.types.is_integer(src):
         if _INT_BITS[src] - 1 > _FLOAT_BITS[dst]:
-            return f"{src} values beyond 2**{_FLOAT_BITS[dst]} would be rounded in {dst}; cast them yourself"
+            return f"{src} values beyond 2**{_FLOAT_BITS[dst]} would be rounded in {dst}"
         return None
     if pa.types.is_decimal(src):
         if src.scale > 0 or src.precision > _FLOAT_DIGITS[dst]:
@@ -139,7 +139,7 @@ def _to_decimal(src: pa.DataType, dst: pa.DataType) -> str | None:
             return f"{src} values need {digits} integer digits; the table's {dst} has {dst.precision - dst.scale}"
         return None
     if pa.types.is_floating(src):
-        return f"{src} values are not exact decimals; convert them to a decimal yourself"
+        return f"{src} values are not exact decimals"
     return _mismatch(src, dst)
 
 
