@@ -166,3 +166,11 @@ def test_merge_widening_on_append_table_and_buffered_rows(catalog: FileSystemCat
     assert t.schema.id == 1 and str(t.schema.field("k").type) == "INT"
     assert sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["k"]) == [
         {"k": 1, "v": "a", "w": None}, {"k": 70000, "v": None, "w": 1.5}]
+
+
+def test_merge_leaves_types_without_a_paimon_type_to_the_conversion(table: Table) -> None:
+    with pytest.raises(SchemaError, match="cannot add column 'u'.*uint32"):
+        write_table(table, pa.table({"id": [5], "u": pa.array([1], pa.uint32())}), schema_mode="merge")
+    with pytest.raises(SchemaError, match="'qty'.*uint32"):  # an existing column: the strict conversion refuses it
+        write_table(table, pa.table({"id": [5], "qty": pa.array([1], pa.uint32())}), schema_mode="merge")
+    assert schema_files(table) == ["schema-0"] and len(table.snapshots()) == 1
