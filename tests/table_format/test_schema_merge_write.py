@@ -174,3 +174,13 @@ def test_merge_leaves_types_without_a_paimon_type_to_the_conversion(table: Table
     with pytest.raises(SchemaError, match="'qty'.*uint32"):  # an existing column: the strict conversion refuses it
         write_table(table, pa.table({"id": [5], "qty": pa.array([1], pa.uint32())}), schema_mode="merge")
     assert schema_files(table) == ["schema-0"] and len(table.snapshots()) == 1
+
+
+def test_merge_with_overwrite_replaces_the_rows_and_evolves_the_schema(catalog: FileSystemCatalog) -> None:
+    t = catalog.create_table("db.o", pa.schema([("p", pa.string()), ("k", pa.int32())]), partition_keys=["p"])
+    write_table(t, pa.table({"p": ["a", "b"], "k": pa.array([1, 2], pa.int32())}))
+    write_table(t, pa.table({"p": ["a"], "k": [10], "extra": [True]}), mode="overwrite",
+                overwrite_partitions=[{"p": "a"}], schema_mode="merge")
+    assert str(t.schema.field("k").type) == "BIGINT"
+    assert sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["p"]) == [
+        {"p": "a", "k": 10, "extra": True}, {"p": "b", "k": 2, "extra": None}]
