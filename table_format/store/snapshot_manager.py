@@ -34,7 +34,7 @@ class SnapshotManager:
         return sorted(ids)
 
     def exists(self, snapshot_id: int) -> bool:
-        return self.file_io.exists(self.paths.snapshot(snapshot_id))
+        return self.file_io.file_exists(self.paths.snapshot(snapshot_id))
 
     def _hint(self, name: str) -> int | None:
         try:
@@ -48,7 +48,12 @@ class SnapshotManager:
         if hint is not None and self.exists(hint) and not self.exists(hint + 1):
             return hint
         ids = self.list_ids()
-        return ids[-1] if ids else None
+        if not ids:
+            return None
+        latest = ids[-1]
+        while self.exists(latest + 1):  # a listing may lag behind the newest creates (eventually consistent stores)
+            latest += 1
+        return latest
 
     def earliest_id(self) -> int | None:
         hint = self._hint(EARLIEST)
