@@ -74,6 +74,9 @@ class SnapshotManager:
         return snap
 
     def latest(self) -> Snapshot | None:
+        hinted = self._hinted_latest()
+        if hinted is not None:
+            return hinted
         for _ in range(_RACE_RETRIES):
             sid = self.latest_id()
             if sid is None:
@@ -86,6 +89,18 @@ class SnapshotManager:
                     raise
         sid = self.latest_id()
         return self.snapshot(sid) if sid is not None else None
+
+    def _hinted_latest(self) -> Snapshot | None:
+        """The snapshot LATEST names, if it exists and is the newest: reading it doubles as the existence check
+        (one request fewer than latest_id + snapshot on object stores); None when the hint cannot be used."""
+        hint = self._hint(LATEST)
+        if hint is None:
+            return None
+        try:
+            snap = self.snapshot(hint)
+        except SnapshotNotFoundError:
+            return None
+        return None if self.exists(hint + 1) else snap
 
     def read_latest(self, read: Callable[[Snapshot | None], T]) -> T:
         """`read(latest)`, again on the new latest when that snapshot was expired while `read` opened its files.
