@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from table_format import Table
+from table_format.io.file_io import FileIO
 
 
 def download(table: Table, dest: str) -> str:
@@ -22,3 +23,12 @@ def download(table: Table, dest: str) -> str:
         with open(local, "wb") as f:
             f.write(file_io.read_bytes(st.path))
     return target
+
+
+def upload(local_dir: str, file_io: FileIO, target: str) -> None:
+    """Copy a local directory tree (a table written by Java) to `target` (a path of `file_io`)."""
+    for dirpath, _, names in os.walk(local_dir):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                file_io.write_bytes(f"{target}/{os.path.relpath(path, local_dir)}", f.read())
