@@ -12,8 +12,9 @@ import contextlib
 import errno
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -21,6 +22,9 @@ import pyarrow.fs as pafs
 from table_format.errors import CommitFailedError, TableFormatError
 from table_format.io.lock import CommitLock
 from table_format.io.requests import RequestCounter
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,10 @@ class FileIO:
         if "://" not in uri:
             return os.path.abspath(uri)
         return FileIO.for_uri(uri)[1]
+
+    def parallel_map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """`[fn(x) for x in items]`, in order; object stores run the calls concurrently (latency-bound reads)."""
+        return [fn(x) for x in items]
 
     def uri(self, path: str) -> str:
         """The URI of a path of this FileIO (what open_table accepts)."""

