@@ -35,6 +35,12 @@ class RequestCounter:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
 
+    def __getstate__(self) -> dict[str, int]:
+        return {}  # a copy (a pickled FileIO on an executor) counts its own requests
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.__init__()  # type: ignore[misc]
+
     def add(self, kind: str, n: int = 1) -> None:
         with self._lock:
             self._counts[kind] += n
