@@ -150,3 +150,41 @@ def test_hints_are_verified_not_trusted(s3_warehouse: str) -> None:
     io.delete(hint)
     assert table.latest_snapshot().id == 3
     assert table.scan().to_arrow().num_rows == 6
+
+
+class LostReplyS3FileIO(S3FileIO):
+    """The conditional PUT lands, then the reply is "lost" (an OSError), `failures` times."""
+
+    failures = 1
+
+    def _create_if_absent(self, path: str, data: bytes) -> bool:
+        created = super()._create_if_absent(path, data)
+        if created and "/snapshot/" in path and self.failures > 0:
+            self.failures -= 1
+            raise OSError(f"connection reset after PUT {path}")
+        return created
+
+
+def test_lost_reply_of_the_conditional_put_is_one_commit(s3_server: Any, s3_warehouse: str) -> None:
+    io = LostReplyS3FileIO(S3Config.resolve(s3_server.options()))
+    table = _create(s3_warehouse, "t", False, file_io=io)
+    assert write_table(table, s3_workers.batch(0, 0, 2)) == 1  # read back: our own snapshot, so it landed
+    assert write_table(table, s3_workers.batch(0, 1, 2)) == 2
+    assert [s.id for s in table.snapshots()] == [1, 2]
+    assert table.scan().to_arrow().num_rows == 4
+
+
+def test_leftovers_of_uncommitted_writes_are_batch_deleted(s3_warehouse: str) -> None:
+    table = _create(s3_warehouse, "t", True)
+    write_table(table, s3_workers.batch(0, 0, 2))
+    for i in range(1, 6):  # writers that died before committing: their data files are orphans
+        w = table.new_write()
+        w.write(s3_workers.batch(0, i, 50))
+        w.prepare_commit()
+    requests = table.store.file_io.requests
+    with requests.measure() as m:
+        result = table.maintenance.remove_orphan_files(older_than=dt.timedelta(0), dry_run=False)
+    assert len(result.deleted_files) >= 5
+    assert m.by_kind.get("DeleteObjects") == 1 and "DeleteObject" not in m.by_kind, m.by_kind
+    assert table.maintenance.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).orphan_files == ()
+    assert table.scan().to_arrow().num_rows == 2
