@@ -88,8 +88,9 @@ class FileIO:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
 
     def file_exists(self, path: str) -> bool:
-        """True when `path` is a file (cheaper than `exists` on object stores: no directory check)."""
-        return self.fs.get_file_info(path).type == pafs.FileType.File
+        """Whether the file `path` exists; object stores answer it with one HEAD (`exists` also checks for a
+        directory prefix there)."""
+        return self.exists(path)
 
     def is_dir(self, path: str) -> bool:
         return self.fs.get_file_info(path).type == pafs.FileType.Directory

@@ -19,7 +19,6 @@ commit is refused (CommitFailedError) rather than published by check-then-write,
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import threading
@@ -35,6 +34,7 @@ from table_format.io.file_io import FileIO, FileStatus, lock_key
 from table_format.io.lock import CommitLock
 from table_format.io.requests import RequestCounter
 from table_format.io.s3_config import CONDITIONAL_PUT, S3Config
+from table_format.io.s3_errors import error_codes, os_error, s3_errors
 from table_format.io.s3_streams import S3InputFile, S3OutputStream
 
 try:
@@ -47,7 +47,6 @@ except ImportError:  # pragma: no cover - the s3 extra is not installed
 TAIL_BYTES = 1 << 20  # first read of a data file: small files whole, the footer of large ones
 PART_SIZE = 16 << 20  # multipart upload above this size
 DELETE_BATCH = 1000  # DeleteObjects limit
-_NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
 _IMMUTABLE_PREFIXES = ("manifest-", "index-manifest-")  # uuid-named, never rewritten (cacheable)
 T = TypeVar("T")
 R = TypeVar("R")
@@ -108,6 +107,7 @@ class S3FileIO(FileIO):
                 s3={"addressing_style": "path" if cfg.path_style else "virtual"},
                 retries={"max_attempts": cfg.max_attempts, "mode": "standard"},
                 max_pool_connections=cfg.max_connections,
+                parameter_validation=False,  # our own calls only: saves CPU per request
                 request_checksum_calculation="when_required",
                 response_checksum_validation="when_required",
             ),
@@ -213,7 +213,11 @@ class S3FileIO(FileIO):
     def open_input_file(self, path: str) -> pa.NativeFile:
         bucket, key = split(path)
         with s3_errors(path):
-            return pa.PythonFile(S3InputFile(self.client, bucket, key, tail_bytes=TAIL_BYTES), mode="r")
+            stream = S3InputFile(self.client, bucket, key, tail_bytes=TAIL_BYTES)
+        whole = stream.whole
+        if whole is not None:  # the usual data file: read natively from memory, no Python in the reader's loop
+            return pa.BufferReader(whole)
+        return pa.PythonFile(stream, mode="r")
 
     # ---- writes --------------------------------------------------------------------------
     def mkdirs(self, path: str) -> None:
@@ -262,9 +266,9 @@ class S3FileIO(FileIO):
             self.client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
         except ClientError as e:
             # 412: the key exists; 409: a concurrent conditional PUT of the same key is in flight (AWS)
-            if _codes(e) & {"412", "PreconditionFailed", "409", "ConditionalRequestConflict"}:
+            if error_codes(e) & {"412", "PreconditionFailed", "409", "ConditionalRequestConflict"}:
                 return False
-            raise _os_error(e, path) from e
+            raise os_error(e, path) from e
         except BotoCoreError as e:
             raise OSError(f"{self.uri(path)}: {e}") from e
         return True
@@ -369,28 +373,3 @@ def _ns(value: dt.datetime) -> int:
 
 def _file(bucket: str, obj: dict[str, Any]) -> FileStatus:
     return FileStatus(f"{bucket}/{obj['Key']}", int(obj.get("Size", 0)), _ns(obj["LastModified"]), False)
-
-
-def _codes(e: ClientError) -> set[str]:
-    """The HTTP status and the S3 error code of a failed request, e.g. {"412", "PreconditionFailed"}."""
-    status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return {str(status), str(e.response.get("Error", {}).get("Code", ""))}
-
-
-def _os_error(e: ClientError, path: str) -> OSError:
-    if _codes(e) & _NOT_FOUND:
-        return FileNotFoundError(f"s3://{path} does not exist")
-    error = e.response.get("Error", {})
-    return OSError(f"s3://{path}: {error.get('Code', '')} {error.get('Message', '')}".strip())
-
-
-@contextlib.contextmanager
-def s3_errors(path: str) -> Iterator[None]:
-    """botocore errors as the OSErrors the rest of table_format handles (404 -> FileNotFoundError)."""
-    try:
-        yield
-    except ClientError as e:
-        raise _os_error(e, path) from e
-    except BotoCoreError as e:
-        raise OSError(f"s3://{path}: {e}") from e
-

@@ -13,6 +13,8 @@ import io
 import re
 from typing import Any
 
+from table_format.io.s3_errors import s3_errors
+
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 
@@ -33,6 +35,11 @@ class S3InputFile(io.RawIOBase):
         else:
             self.size, self._tail_start = int(match.group(3)), int(match.group(1))
         self._tail = body
+
+    @property
+    def whole(self) -> bytes | None:
+        """The whole object when the first request brought all of it (then no further request is needed)."""
+        return self._tail if self._tail_start == 0 else None
 
     def readable(self) -> bool:
         return True
@@ -80,8 +87,9 @@ class S3InputFile(io.RawIOBase):
         return len(data)
 
     def _get(self, start: int, end: int) -> bytes:
-        response = self._client.get_object(Bucket=self._bucket, Key=self._key, Range=f"bytes={start}-{end - 1}")
-        data: bytes = response["Body"].read()
+        with s3_errors(f"{self._bucket}/{self._key}"):
+            response = self._client.get_object(Bucket=self._bucket, Key=self._key, Range=f"bytes={start}-{end - 1}")
+            data: bytes = response["Body"].read()
         if len(data) != end - start:
             raise OSError(f"short read of s3://{self._bucket}/{self._key} [{start}, {end}): {len(data)} bytes")
         return data
@@ -119,6 +127,10 @@ class S3OutputStream(io.RawIOBase):
         return len(view)
 
     def _upload_part(self, chunk: bytes) -> None:
+        with s3_errors(f"{self._bucket}/{self._key}"):
+            self._send_part(chunk)
+
+    def _send_part(self, chunk: bytes) -> None:
         if self._upload_id is None:
             self._upload_id = self._client.create_multipart_upload(Bucket=self._bucket, Key=self._key)["UploadId"]
         number = len(self._parts) + 1
@@ -126,26 +138,19 @@ class S3OutputStream(io.RawIOBase):
                                             PartNumber=number, Body=chunk)
         self._parts.append({"ETag": response["ETag"], "PartNumber": number})
 
-    def abort(self) -> None:
-        """Drop what was written (the object is not created); a closed stream cannot be aborted."""
-        if self.closed:
-            return
-        if self._upload_id is not None:
-            self._client.abort_multipart_upload(Bucket=self._bucket, Key=self._key, UploadId=self._upload_id)
-        self._buffer.clear()
-        super().close()
-
     def close(self) -> None:
         if self.closed:
             return
         try:
-            if self._upload_id is None:
-                self._client.put_object(Bucket=self._bucket, Key=self._key, Body=bytes(self._buffer))
-            else:
-                if self._buffer or not self._parts:
-                    self._upload_part(bytes(self._buffer))
-                self._client.complete_multipart_upload(Bucket=self._bucket, Key=self._key, UploadId=self._upload_id,
-                                                       MultipartUpload={"Parts": self._parts})
+            with s3_errors(f"{self._bucket}/{self._key}"):
+                if self._upload_id is None:
+                    self._client.put_object(Bucket=self._bucket, Key=self._key, Body=bytes(self._buffer))
+                else:
+                    if self._buffer or not self._parts:
+                        self._send_part(bytes(self._buffer))
+                    self._client.complete_multipart_upload(Bucket=self._bucket, Key=self._key,
+                                                           UploadId=self._upload_id,
+                                                           MultipartUpload={"Parts": self._parts})
         finally:
             self._buffer.clear()
             super().close()
