@@ -56,6 +56,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(name in INTEROP_FIXTURES for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.interop)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture
@@ -353,3 +355,24 @@ def s3_warehouse(s3_server: Any, request: pytest.FixtureRequest, monkeypatch: py
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
     safe = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60].strip("-")
     return f"s3://{_S3_BUCKET}/{safe}-{os.urandom(4).hex()}"
+
+# ----------------------------------------------------------------------------------------------- spark
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local SparkSession (``jobs.spark.spark_session``: loopback, Arrow, pushdown, ``format("paimon")``) for
+    the whole test run, stopped at the end. Skips locally / fails under CI=true when pyspark or Java is missing.
+    Tests using it get the ``spark`` marker automatically."""
+    marker = CACHE / "spark.unavailable"
+    if importlib.util.find_spec("pyspark") is None:
+        _unavailable("PySpark", "pyspark is not installed (the 'spark' extra)", marker)
+    if not _java_available():
+        _unavailable("PySpark", "no `java` on PATH (Spark 4 needs a JDK 17 or 21)", marker)
+    from jobs.spark import spark_session  # noqa: PLC0415 - pyspark is optional: import only when Spark tests run
+
+    session = spark_session()
+    try:
+        yield session
+    finally:
+        session.stop()
