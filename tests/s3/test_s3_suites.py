@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from interop_cases import (
+
+sys.path.append(str(Path(__file__).resolve().parent.parent / "interop"))  # the interop suite's cases and helpers
+from interop_cases import (  # noqa: E402
     DB,
     SCENARIO_COLUMNS,
     Layout,
@@ -26,11 +30,11 @@ from interop_cases import (
     our_lines,
     write_steps_ours,
 )
-from s3_helpers import download, upload
-from test_merge_engines import DOC_CASES, IDS, _create, _ours
+from s3_helpers import download, upload  # noqa: E402
+from test_merge_engines import DOC_CASES, IDS, _create, _ours  # noqa: E402
 
-from table_format import FileSystemCatalog, write_table
-from table_format.io.factory import file_io_for_uri, path_of
+from table_format import FileSystemCatalog, write_table  # noqa: E402
+from table_format.io.factory import file_io_for_uri, path_of  # noqa: E402
 
 pytestmark = pytest.mark.s3
 
