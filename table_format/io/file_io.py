@@ -1,4 +1,5 @@
-"""FileIO: the storage seam, over pyarrow.fs (local paths now; s3://, gs://, hdfs:// through the same class).
+"""FileIO: the storage seam, over pyarrow.fs (local paths; gs://, hdfs:// with a commit lock). s3:// has its own
+subclass, S3FileIO (conditional PUT, batch deletes, request counts); `table_format.io.factory` picks one per URI.
 
 Mirrors org.apache.paimon.fs.FileIO. The one operation commits rely on is `try_create(path, data)`:
 create-if-absent, never overwrite. On local disks it is a hard link of a fully written temp file
@@ -11,13 +12,19 @@ import contextlib
 import errno
 import os
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from table_format.errors import TableFormatError
+from table_format.errors import CommitFailedError, TableFormatError
 from table_format.io.lock import CommitLock
+from table_format.io.requests import RequestCounter
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +46,7 @@ class FileIO:
         self.fs = fs
         self.local = local
         self.commit_lock = commit_lock
+        self.requests = RequestCounter()  # stores that count their requests add to it (S3FileIO)
 
     @property
     def atomic_create(self) -> bool:
@@ -63,6 +71,14 @@ class FileIO:
             return os.path.abspath(uri)
         return FileIO.for_uri(uri)[1]
 
+    def parallel_map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """`[fn(x) for x in items]`, in order; object stores run the calls concurrently (latency-bound reads)."""
+        return [fn(x) for x in items]
+
+    def uri(self, path: str) -> str:
+        """The URI of a path of this FileIO (what open_table accepts)."""
+        return path if self.local else f"{self.fs.type_name}://{path}"
+
     # ---- reads ---------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
         with self.fs.open_input_stream(path) as f:
@@ -70,6 +86,11 @@ class FileIO:
 
     def exists(self, path: str) -> bool:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def file_exists(self, path: str) -> bool:
+        """Whether the file `path` exists; object stores answer it with one HEAD (`exists` also checks for a
+        directory prefix there)."""
+        return self.exists(path)
 
     def is_dir(self, path: str) -> bool:
         return self.fs.get_file_info(path).type == pafs.FileType.Directory
@@ -130,15 +151,21 @@ class FileIO:
         """Create `path` with `data` only if it does not exist; True if we created it.
 
         Local disk: the content is written and fsynced to a temp file, then hard-linked to the
-        target (atomic, fails if the target exists, safe across processes). Other stores: an
-        existence check followed by a write, safe only with a single committer per table or a
-        commit lock. With a `commit_lock` the whole operation runs under the lock of the table
+        target (atomic, fails if the target exists, safe across processes). Other pyarrow.fs stores:
+        an existence check followed by a write under the commit lock, refused without one (S3 has
+        its own FileIO with conditional PUT: S3FileIO). With a `commit_lock` the whole operation runs under the lock of the table
         (the directory two levels up: `<table>/snapshot/snapshot-N`, `<table>/schema/schema-N`,
         `<table>/tag/tag-X`); see docs/commit-protocol.md.
         """
         if self.commit_lock is not None:
             with self.commit_lock.lock(lock_key(path)):
                 return self._create_if_absent(path, data)
+        if not self.local:
+            raise CommitFailedError(
+                f"refusing to create {self.uri(path)} without a commit lock: {self.fs.type_name} offers no "
+                "create-if-absent here, and check-then-write can lose a concurrent commit; pass commit_lock=... "
+                "to the catalog (docs/commit-protocol.md)"
+            )
         return self._create_if_absent(path, data)
 
     def _create_if_absent(self, path: str, data: bytes) -> bool:
@@ -176,6 +203,10 @@ class FileIO:
             return True
         except (FileNotFoundError, OSError):
             return False
+
+    def delete_many(self, paths: Sequence[str]) -> list[str]:
+        """Delete files in order (object stores: in batches); returns the paths deleted."""
+        return [p for p in paths if self.delete_quietly(p)]
 
     def delete_dir(self, path: str) -> None:
         self.fs.delete_dir(path)

@@ -1,8 +1,9 @@
 """Commit locks: mutual exclusion of snapshot publication for stores without create-if-absent.
 
 Publishing `snapshot/snapshot-<id>` must be create-if-absent (docs/commit-protocol.md). Local disks give it for
-free (link(2) fails with EEXIST), HDFS through rename; S3 through pyarrow.fs does not (no conditional PUT), so
-there two committers can both "create" the same snapshot id and one commit is silently lost. A CommitLock closes
+free (link(2) fails with EEXIST), S3 through S3FileIO's conditional PUT; stores without such a primitive (an S3
+store without If-None-Match, gs:// and hdfs:// through pyarrow.fs) would let two committers both "create" the same
+snapshot id, one commit silently lost, so FileIO refuses to commit there without a lock. A CommitLock closes
 that gap: when one is configured, FileIO.try_create runs its existence check and its write under the lock of the
 table, which makes check-then-write safe (Paimon's `lock.enabled` catalog lock plays the same role in Java).
 

@@ -73,14 +73,9 @@ def plan_metadata(store: FileStore, snap: Snapshot, skip: set[str], plan: Deleti
 
 def execute(store: FileStore, paths: Iterable[str], *, dry_run: bool) -> list[str]:
     """Delete the paths in order (a dry run only reports the existing ones); returns what is (or would be) gone."""
-    out = []
-    for path in paths:
-        if dry_run:
-            if store.file_io.exists(path):
-                out.append(path)
-        elif store.file_io.delete_quietly(path):
-            out.append(path)
-    return out
+    if not dry_run:
+        return store.file_io.delete_many(list(paths))  # object stores: batch deletes
+    return [path for path in paths if store.file_io.exists(path)]
 
 
 def clean_empty_directories(store: FileStore) -> bool:

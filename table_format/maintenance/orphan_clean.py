@@ -223,12 +223,9 @@ def remove_orphan_files(
         orphans.extend(st for st in candidates if st.name not in used)
 
     orphan_paths = tuple(st.path for st in orphans)
-    deleted: list[str] = []
-    freed = 0
-    for st in orphans:
-        if dry_run or fio.delete_quietly(st.path):
-            deleted.append(st.path)
-            freed += st.size
+    gone = set(orphan_paths) if dry_run else set(fio.delete_many(orphan_paths))  # object stores: batch deletes
+    deleted = [st.path for st in orphans if st.path in gone]
+    freed = sum(st.size for st in orphans if st.path in gone)
     removed_dirs: list[str] = []
     if not dry_run:
         removed_dirs = _remove_empty_data_dirs(store, deleted, bucket_dirs, empty_partitions, old_enough)

@@ -63,7 +63,8 @@ class SplitReader:
     def read(self, split: DataSplit) -> pa.Table:
         store = self.store
         if not store.has_primary_key or split.raw_convertible:
-            tables = [self.read_data_file(split, i, self.read_columns) for i in range(len(split.files))]
+            tables = store.file_io.parallel_map(lambda i: self.read_data_file(split, i, self.read_columns),
+                                                range(len(split.files)))
             result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         else:
             result = self._merge(split)
@@ -92,7 +93,7 @@ class SplitReader:
         seq_ordered = not self.sequence_fields and all(
             a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False)
         )
-        tables = [self._read_for_merge(split, i, seq_ordered) for i in order]
+        tables = self.store.file_io.parallel_map(lambda i: self._read_for_merge(split, i, seq_ordered), order)
         data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         if seq_ordered:  # the synthesized sequence numbers (see below) keep the input order
             data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,

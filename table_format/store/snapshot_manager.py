@@ -34,7 +34,7 @@ class SnapshotManager:
         return sorted(ids)
 
     def exists(self, snapshot_id: int) -> bool:
-        return self.file_io.exists(self.paths.snapshot(snapshot_id))
+        return self.file_io.file_exists(self.paths.snapshot(snapshot_id))
 
     def _hint(self, name: str) -> int | None:
         try:
@@ -48,7 +48,12 @@ class SnapshotManager:
         if hint is not None and self.exists(hint) and not self.exists(hint + 1):
             return hint
         ids = self.list_ids()
-        return ids[-1] if ids else None
+        if not ids:
+            return None
+        latest = ids[-1]
+        while self.exists(latest + 1):  # a listing may lag behind the newest creates (eventually consistent stores)
+            latest += 1
+        return latest
 
     def earliest_id(self) -> int | None:
         hint = self._hint(EARLIEST)
@@ -69,6 +74,9 @@ class SnapshotManager:
         return snap
 
     def latest(self) -> Snapshot | None:
+        hinted = self._hinted_latest()
+        if hinted is not None:
+            return hinted
         for _ in range(_RACE_RETRIES):
             sid = self.latest_id()
             if sid is None:
@@ -81,6 +89,18 @@ class SnapshotManager:
                     raise
         sid = self.latest_id()
         return self.snapshot(sid) if sid is not None else None
+
+    def _hinted_latest(self) -> Snapshot | None:
+        """The snapshot LATEST names, if it exists and is the newest: reading it doubles as the existence check
+        (one request fewer than latest_id + snapshot on object stores); None when the hint cannot be used."""
+        hint = self._hint(LATEST)
+        if hint is None:
+            return None
+        try:
+            snap = self.snapshot(hint)
+        except SnapshotNotFoundError:
+            return None
+        return None if self.exists(hint + 1) else snap
 
     def read_latest(self, read: Callable[[Snapshot | None], T]) -> T:
         """`read(latest)`, again on the new latest when that snapshot was expired while `read` opened its files.

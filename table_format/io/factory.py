@@ -1,0 +1,38 @@
+"""The FileIO of a warehouse or table URI: local paths, s3:// (S3FileIO), anything else pyarrow.fs understands."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from table_format.errors import OptionError
+from table_format.io.file_io import FileIO
+from table_format.io.lock import CommitLock
+from table_format.io.s3_config import S3Config
+from table_format.io.s3_file_io import S3FileIO
+
+S3_SCHEMES = ("s3://", "s3a://")
+
+
+def is_s3(uri: str) -> bool:
+    return uri.startswith(S3_SCHEMES)
+
+
+def file_io_for_uri(
+    uri: str, *, commit_lock: CommitLock | None = None, options: Mapping[str, object] | None = None
+) -> tuple[FileIO, str]:
+    """(FileIO, path inside its store) for `uri`; `options` are catalog options (`s3.*`, see s3_config)."""
+    if is_s3(uri):
+        return S3FileIO(S3Config.resolve(options), commit_lock=commit_lock), path_of(uri)
+    if options:
+        raise OptionError(f"catalog options {sorted(options)} apply to s3:// warehouses only, not {uri!r}")
+    return FileIO.for_uri(uri, commit_lock=commit_lock)
+
+
+def path_of(uri: str) -> str:
+    """The path inside its store of a local path or URI (`s3://bucket/key` -> `bucket/key`)."""
+    if is_s3(uri):
+        path = uri.split("://", 1)[1].strip("/")
+        if not path:
+            raise OptionError(f"warehouse {uri!r} names no bucket")
+        return path
+    return FileIO.path_of(uri)
