@@ -15,6 +15,7 @@ from table_format.errors import (
     UnsupportedFeatureError,
 )
 from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.options import parse_duration, parse_memory_size
 from table_format.scan.split import DataSplit
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
@@ -42,6 +43,8 @@ __all__ = [
     "TableWrite",
     "UnsupportedFeatureError",
     "open_table",
+    "parse_duration",
+    "parse_memory_size",
     "read_split",
     "write_table",
 ]
