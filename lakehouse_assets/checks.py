@@ -22,7 +22,7 @@ from table_format import Table, TableNotFoundError
 CHECK_NAMES = ("sorted_runs_below_stop_trigger", "small_files", "snapshots_within_retention", "schema_as_declared")
 
 
-def column_schema(schema: pa.Schema) -> dg.TableSchema:
+def declared_column_schema(schema: pa.Schema) -> dg.TableSchema:
     """A pyarrow schema as Dagster's column schema (types as pyarrow spells them; NOT NULL as a constraint)."""
     return dg.TableSchema(columns=[
         dg.TableColumn(name=f.name, type=str(f.type), constraints=dg.TableColumnConstraints(nullable=f.nullable))

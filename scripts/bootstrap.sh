@@ -153,4 +153,22 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- 5. Chromium for the browser tests (dagster-ops)
+# tests/browser drive Debian's chromium through Playwright (pip, dev extra; it cannot download its own browsers here).
+# Without it (not root, no apt) the browser tests skip locally and fail under CI=true.
+CHROMIUM_MARK="$CACHE/chromium.unavailable"
+if command -v chromium >/dev/null 2>&1; then
+  say "chromium: $(chromium --version 2>/dev/null | head -1)"
+  rm -f "$CHROMIUM_MARK"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "no chromium: apt-get install chromium"
+  if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; then
+    rm -f "$CHROMIUM_MARK"
+  else
+    warn "apt-get install chromium failed; browser tests will fail under CI=true"
+  fi
+else
+  warn "no chromium, and not root (or no apt-get) to install it; browser tests will skip"
+fi
+
 say "done in $((SECONDS - T0)) s"

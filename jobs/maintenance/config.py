@@ -1,7 +1,6 @@
 """Typed run config of the maintenance jobs (what the Launchpad shows and validates)."""
 
 import datetime as dt
-from typing import Optional
 
 import dagster as dg
 from pydantic import Field
@@ -23,11 +22,11 @@ class CompactConfig(TableSelection):
 class RetentionConfig(dg.Config):
     """Overrides of the tables' retention options; unset means the table's own option."""
 
-    retain_min: Optional[int] = Field(default=None, description="snapshot.num-retained.min")
-    retain_max: Optional[int] = Field(default=None, description="snapshot.num-retained.max")
-    older_than: Optional[str] = Field(default=None, description="snapshot.time-retained, a duration such as '1 h'")
+    retain_min: int | None = Field(default=None, description="snapshot.num-retained.min")
+    retain_max: int | None = Field(default=None, description="snapshot.num-retained.max")
+    older_than: str | None = Field(default=None, description="snapshot.time-retained, a duration such as '1 h'")
 
-    def older_than_delta(self) -> Optional[dt.timedelta]:
+    def older_than_delta(self) -> dt.timedelta | None:
         return None if self.older_than is None else parse_duration(self.older_than, option="retention.older_than")
 
 

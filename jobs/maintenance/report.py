@@ -6,7 +6,7 @@ dry run or a no-op is an `AssetObservation`, so the asset's history shows every 
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import dagster as dg
 
@@ -47,7 +47,7 @@ class MaintenanceReport:
             "dagster/table_name": self.table.identifier,
         }
 
-    def event(self) -> Union[dg.AssetMaterialization, dg.AssetObservation]:
+    def event(self) -> dg.AssetMaterialization | dg.AssetObservation:
         key = asset_key_of(self.table.identifier)
         what = "changed" if self.changed else "no change"
         description = f"{self.job}: {what} ({self.before.file_count} -> {self.after.file_count} files)"

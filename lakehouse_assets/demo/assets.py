@@ -13,18 +13,16 @@
 Every batch is deterministic (lakehouse_assets/demo/data.py): the n-th materialization of an asset writes batch n.
 """
 
-from typing import Optional
 
 import dagster as dg
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 from dagster_pyspark import PySparkResource
 from pydantic import Field
 from pyspark.sql import DataFrame as SparkDataFrame
 from pyspark.sql import functions as F
 
-from lakehouse_assets.checks import column_schema
+from lakehouse_assets.checks import declared_column_schema
 from lakehouse_assets.demo import data
 from lakehouse_assets.metadata import paimon_kinds
 
@@ -34,7 +32,7 @@ BATCH = "demo/batch"
 
 
 class BatchConfig(dg.Config):
-    batch: Optional[int] = Field(default=None, description="which deterministic batch to write; default: the next one")
+    batch: int | None = Field(default=None, description="which deterministic batch to write; default: the next one")
 
 
 def _batch(context: dg.AssetExecutionContext, config: BatchConfig) -> int:
@@ -50,9 +48,9 @@ def _batch(context: dg.AssetExecutionContext, config: BatchConfig) -> int:
 
 
 def _table(schema: pa.Schema, *, primary_keys: tuple[str, ...] = (), partition_keys: tuple[str, ...] = (),
-           options: Optional[dict[str, str]] = None, mode: str) -> dict[str, object]:
+           options: dict[str, str] | None = None, mode: str) -> dict[str, object]:
     """Definition metadata declaring the asset's Paimon table."""
-    metadata: dict[str, object] = {"dagster/column_schema": column_schema(schema), "mode": mode,
+    metadata: dict[str, object] = {"dagster/column_schema": declared_column_schema(schema), "mode": mode,
                                    "table_options": options or {}}
     if primary_keys:
         metadata["primary_keys"] = list(primary_keys)
