@@ -1,1 +1,29 @@
 """Dagster layer: each Paimon table a materializable asset through an IO manager (built on table_format)."""
+
+from lakehouse_assets.handlers.arrow import ArrowHandler
+from lakehouse_assets.handlers.base import ArrowPivotHandler, PaimonTypeHandler
+from lakehouse_assets.handlers.polars import PolarsHandler
+from lakehouse_assets.incremental import CURSOR_PREFIX, cursor_key
+from lakehouse_assets.io_manager import PaimonIOManager, default_warehouse
+from lakehouse_assets.metadata import column_schema, paimon_kinds, table_metadata
+from lakehouse_assets.partitions import PartitionSlice, partition_slice
+from lakehouse_assets.table_spec import PaimonAssetError, TableSpec, table_spec
+
+__all__ = [
+    "CURSOR_PREFIX",
+    "ArrowHandler",
+    "ArrowPivotHandler",
+    "PaimonAssetError",
+    "PaimonIOManager",
+    "PaimonTypeHandler",
+    "PartitionSlice",
+    "PolarsHandler",
+    "TableSpec",
+    "column_schema",
+    "cursor_key",
+    "default_warehouse",
+    "paimon_kinds",
+    "partition_slice",
+    "table_metadata",
+    "table_spec",
+]

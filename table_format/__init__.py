@@ -17,6 +17,7 @@ from table_format.errors import (
 from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.options import parse_duration, parse_memory_size
 from table_format.scan.split import DataSplit
+from table_format.snapshot_summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
@@ -35,6 +36,7 @@ __all__ = [
     "SchemaError",
     "Snapshot",
     "SnapshotNotFoundError",
+    "SnapshotSummary",
     "Table",
     "TableAlreadyExistsError",
     "TableFormatError",
@@ -46,5 +48,6 @@ __all__ = [
     "parse_duration",
     "parse_memory_size",
     "read_split",
+    "snapshot_summary",
     "write_table",
 ]
