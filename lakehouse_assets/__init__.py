@@ -7,6 +7,7 @@ from lakehouse_assets.incremental import CURSOR_PREFIX, cursor_key
 from lakehouse_assets.io_manager import PaimonIOManager, default_warehouse
 from lakehouse_assets.metadata import column_schema, paimon_kinds, table_metadata
 from lakehouse_assets.partitions import PartitionSlice, partition_slice
+from lakehouse_assets.resources import PaimonCatalogResource, PaimonPySparkResource, pyspark_resource
 from lakehouse_assets.table_spec import PaimonAssetError, TableSpec, table_spec
 
 __all__ = [
@@ -14,7 +15,9 @@ __all__ = [
     "ArrowHandler",
     "ArrowPivotHandler",
     "PaimonAssetError",
+    "PaimonCatalogResource",
     "PaimonIOManager",
+    "PaimonPySparkResource",
     "PaimonTypeHandler",
     "PartitionSlice",
     "PolarsHandler",
@@ -24,6 +27,7 @@ __all__ = [
     "default_warehouse",
     "paimon_kinds",
     "partition_slice",
+    "pyspark_resource",
     "table_metadata",
     "table_spec",
 ]

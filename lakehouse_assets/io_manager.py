@@ -90,7 +90,7 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         slice_: PartitionSlice | None = None
         partition_keys = tuple(table.partition_keys) if table is not None else spec.partition_keys
         if context.has_asset_partitions:
-            if not partition_keys:  # a new table of a partitioned asset: partitioned by partition_expr
+            if table is None and not partition_keys:  # a new table of a partitioned asset: by partition_expr
                 partition_keys = tuple(
                     partition_columns(context.asset_partitions_def, spec.partition_expr, where=where).values()
                 )

@@ -17,6 +17,7 @@ from table_format.errors import (
 from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.options import parse_duration, parse_memory_size
 from table_format.scan.split import DataSplit
+from table_format.schema_evolution import SchemaChange
 from table_format.snapshot_summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
@@ -33,6 +34,7 @@ __all__ = [
     "DataSplit",
     "FileSystemCatalog",
     "OptionError",
+    "SchemaChange",
     "SchemaError",
     "Snapshot",
     "SnapshotNotFoundError",

@@ -132,21 +132,21 @@ def _str_list(value: Any, key: str) -> list[str]:
     return value
 
 
-def _assign_ids(t: DataType, next_id: list[int]) -> DataType:
+def assign_field_ids(t: DataType, next_id: list[int]) -> DataType:
     """Give nested ROW fields fresh ids in pre-order (Schema.Builder + ReassignFieldId)."""
     if isinstance(t, RowType):
         out = []
         for f in t.fields:
             fid = next_id[0]
             next_id[0] += 1
-            out.append(DataField(fid, f.name, _assign_ids(f.type, next_id), f.description))
+            out.append(DataField(fid, f.name, assign_field_ids(f.type, next_id), f.description))
         return RowType(tuple(out), nullable=t.nullable)
     if isinstance(t, ArrayType):
-        return ArrayType(_assign_ids(t.element, next_id), nullable=t.nullable)
+        return ArrayType(assign_field_ids(t.element, next_id), nullable=t.nullable)
     if isinstance(t, MultisetType):
-        return MultisetType(_assign_ids(t.element, next_id), nullable=t.nullable)
+        return MultisetType(assign_field_ids(t.element, next_id), nullable=t.nullable)
     if isinstance(t, MapType):
-        return MapType(_assign_ids(t.key, next_id), _assign_ids(t.value, next_id), nullable=t.nullable)
+        return MapType(assign_field_ids(t.key, next_id), assign_field_ids(t.value, next_id), nullable=t.nullable)
     return t
 
 
@@ -172,8 +172,7 @@ def build_schema(
     if dupes:
         raise SchemaError(f"{where}duplicate column names {dupes}")
     for n in names:
-        if not n or n.startswith("_KEY_") or n in ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_row_kind"):
-            raise SchemaError(f"{where}column name {n!r} is empty or reserved for system columns")
+        check_column_name(n, where)
     for label, keys in (("partition key", partition_keys), ("primary key", primary_keys)):
         missing = [k for k in keys if k not in names]
         if missing:
@@ -192,7 +191,7 @@ def build_schema(
             t = t.copy(nullable=False)  # Schema.normalizeFields: primary keys are NOT NULL
         fid = next_id[0]
         next_id[0] += 1
-        fields.append(DataField(fid, name, _assign_ids(t, next_id)))
+        fields.append(DataField(fid, name, assign_field_ids(t, next_id)))
     highest = max([f.id for f in fields] + [f.id for top in fields for f in nested_fields(top.type)])
     result = TableSchema(
         id=0,
@@ -204,9 +203,19 @@ def build_schema(
         comment=comment,
         time_millis=int(time.time() * 1000),
     )
-    _validate_bucket_keys(result, where)
-    _validate_field_options(result, where)
+    validate_column_options(result, where)
     return result
+
+
+def check_column_name(name: str, where: str) -> None:
+    if not name or name.startswith("_KEY_") or name in ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_row_kind"):
+        raise SchemaError(f"{where}column name {name!r} is empty or reserved for system columns")
+
+
+def validate_column_options(schema: TableSchema, where: str) -> None:
+    """The options that name columns (bucket-key, fields.<col>.*) name existing ones."""
+    _validate_bucket_keys(schema, where)
+    _validate_field_options(schema, where)
 
 
 def _validate_field_options(schema: TableSchema, where: str) -> None:

@@ -6,9 +6,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from table_format.errors import SchemaError
+from table_format.errors import SchemaConflictError, SchemaError
 from table_format.table import Table
 from table_format.write.commit import commit_landed
+from table_format.write.input import to_arrow_table
+from table_format.write.schema_merge import check_schema_mode
+
+MERGE_ATTEMPTS = 3
 
 
 def write_table(
@@ -17,6 +21,7 @@ def write_table(
     *,
     mode: str = "append",
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+    schema_mode: str = "strict",
 ) -> int | None:
     """Write `data` (pyarrow.Table, RecordBatchReader or polars.DataFrame) and commit once.
 
@@ -25,14 +30,37 @@ def write_table(
     option `dynamic-partition-overwrite` is set to true, only the partitions the data falls in. Returns the new
     snapshot id, or None when nothing was written. On any error no snapshot is created and the
     files written so far are deleted.
+
+    schema_mode="strict" (default) refuses input columns the table lacks. schema_mode="merge" adds them
+    (nullable), widens columns whose input type is a safe widening (INT -> BIGINT, FLOAT -> DOUBLE, more DECIMAL
+    digits, ...) and writes nulls for nullable table columns the input lacks. The new schema version is
+    published after every data file is written, right before the snapshot: a write that fails before leaves the
+    table as it was; a failure of the snapshot commit itself leaves the new schema (no data). When another
+    writer changes the schema concurrently, the write is redone on top of it (a few times at most).
     """
+    check_schema_mode(schema_mode, table=table.identifier)
+    if schema_mode == "merge":  # the input is read once, for the retries on a concurrent schema change
+        data = to_arrow_table(data, table=table.identifier)
+        for attempt in range(MERGE_ATTEMPTS):
+            try:
+                return _write_once(table, data, mode, overwrite_partitions, schema_mode)
+            except SchemaConflictError:
+                if attempt == MERGE_ATTEMPTS - 1:
+                    raise
+            finally:
+                table.refresh()  # the schema this write (or a concurrent one) published
+    return _write_once(table, data, mode, overwrite_partitions, schema_mode)
+
+
+def _write_once(table: Table, data: Any, mode: str, overwrite_partitions: Sequence[Mapping[str, Any]] | None,
+                schema_mode: str) -> int | None:
     if mode not in ("append", "overwrite"):
         raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
     if overwrite_partitions is not None and mode != "overwrite":
         raise SchemaError(f"table {table.identifier!r}: overwrite_partitions needs mode='overwrite'")
     overwrite = mode == "overwrite"
     accept = table.partition_filter(overwrite_partitions) if overwrite_partitions is not None else None
-    writer = table.new_write(overwrite=overwrite)
+    writer = table.new_write(overwrite=overwrite, schema_mode=schema_mode)
     commit_user = str(uuid.uuid4())
     base_id: int | None = None
     committing = False

@@ -73,8 +73,7 @@ class ArrowPivotHandler(PaimonTypeHandler):
 
     def write(self, table: Table, data: pa.Table, *, mode: str,
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
-        return write_table(table, data, mode=mode, overwrite_partitions=overwrite_partitions,
-                           **_schema_mode(schema_mode))
+        return write_table(table, data, mode=mode, overwrite_partitions=overwrite_partitions, schema_mode=schema_mode)
 
     def read(self, table: Table, target_type: Any, *, filter: Any, columns: Sequence[str] | None,
              snapshot_id: int | None) -> Any:
@@ -91,7 +90,3 @@ class ArrowPivotHandler(PaimonTypeHandler):
             data = table.changes(start, end, columns=columns)
         return self.from_arrow(data, target_type)
 
-
-def _schema_mode(schema_mode: str) -> dict[str, str]:
-    """write_table's schema_mode argument ("strict" is its default)."""
-    return {} if schema_mode == "strict" else {"schema_mode": schema_mode}

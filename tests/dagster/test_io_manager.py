@@ -156,3 +156,18 @@ def test_unsupported_types_and_op_outputs_get_clear_errors(warehouse, io_manager
 
     with pytest.raises(Exception, match="cannot handle <class 'list'>"):
         run([a_list], io_manager, instance)
+
+
+def test_merge_schema_mode_adds_the_new_column(warehouse, instance):
+    columns = iter([{"id": [1]}, {"id": [2], "extra": ["x"]}])
+
+    @dg.asset(key_prefix="s", metadata={"mode": "append"})
+    def evolving() -> pa.Table:
+        return pa.table(next(columns))
+
+    merging = PaimonIOManager(warehouse=warehouse, schema_mode="merge")
+    run([evolving], merging, instance)
+    meta = metadata_of(run([evolving], merging, instance), "s__evolving")
+    assert rows(warehouse, "s.evolving") == [{"id": 1, "extra": None}, {"id": 2, "extra": "x"}]
+    assert meta["paimon/schema_id"] == 1
+    assert [c.name for c in meta["dagster/column_schema"].columns] == ["id", "extra"]

@@ -1,0 +1,78 @@
+"""Incremental inputs: only the upstream changes since the downstream's last materialization, exactly once."""
+
+import dagster as dg
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from lakehouse_assets import PaimonIOManager, cursor_key
+from tests.dagster.helpers import metadata_of, rows, run
+
+BATCHES = [
+    {"id": [1, 2, 3], "name": ["a", "b", "c"], "_row_kind": ["+I", "+I", "+I"]},
+    {"id": [2, 4], "name": ["B", "d"], "_row_kind": ["+U", "+I"]},
+    {"id": [1], "name": ["a"], "_row_kind": ["-D"]},
+]
+
+
+def test_changes_since_the_last_materialization_across_three_upstream_runs(warehouse, instance):
+    batches = iter(BATCHES)
+    fail = {"now": False}
+
+    @dg.asset(key_prefix="inc", metadata={"primary_keys": ["id"], "mode": "upsert"})
+    def customers() -> pa.Table:
+        batch = next(batches)
+        return pa.table({"id": pa.array(batch["id"], pa.int64()), "name": batch["name"],
+                         "_row_kind": batch["_row_kind"]})
+
+    @dg.asset(key_prefix="inc", metadata={"mode": "append"},
+              ins={"customers": dg.AssetIn(key=["inc", "customers"], metadata={"incremental": True})})
+    def customer_log(customers: pl.DataFrame) -> pl.DataFrame:
+        if fail["now"]:
+            raise RuntimeError("downstream failed after loading its input")
+        return customers.rename({"_row_kind": "kind"})
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+
+    def downstream():
+        return run([customers, customer_log], io_manager, instance, selection=[customer_log],
+                   raise_on_error=not fail["now"])
+
+    run([customers], io_manager, instance)
+    first = downstream()  # nothing consumed yet: the whole table as +I
+    assert metadata_of(first, "inc__customer_log")[cursor_key(dg.AssetKey(["inc", "customers"]))] == 1
+
+    run([customers], io_manager, instance)
+    fail["now"] = True
+    assert not downstream().success  # loaded snapshot 2, then failed: the cursor must stay at 1
+    fail["now"] = False
+
+    run([customers], io_manager, instance)
+    third = downstream()  # changes after 1 up to 3
+    assert metadata_of(third, "inc__customer_log")[cursor_key(dg.AssetKey(["inc", "customers"]))] == 3
+    fourth = downstream()  # nothing new
+    assert metadata_of(fourth, "inc__customer_log")["dagster/row_count"] == 6
+
+    got = [(r["id"], r["name"], r["kind"]) for r in rows(warehouse, "inc.customer_log", sort=["kind", "id"])]
+    assert sorted(got) == sorted([
+        (1, "a", "+I"), (2, "b", "+I"), (3, "c", "+I"),   # first run: the table
+        (2, "B", "+U"), (4, "d", "+I"), (1, "a", "-D"),   # second and third upstream runs, read once
+    ])
+    assert rows(warehouse, "inc.customers") == [{"id": 2, "name": "B"}, {"id": 3, "name": "c"},
+                                                {"id": 4, "name": "d"}]
+
+
+def test_incremental_inputs_refuse_partitioned_downstreams(warehouse, io_manager, instance):
+    @dg.asset(key_prefix="inc")
+    def source() -> pa.Table:
+        return pa.table({"id": [1]})
+
+    @dg.asset(key_prefix="inc", partitions_def=dg.StaticPartitionsDefinition(["a"]),
+              metadata={"partition_expr": "p"},
+              ins={"source": dg.AssetIn(key=["inc", "source"], metadata={"incremental": True})})
+    def per_partition(source: pa.Table) -> pa.Table:
+        return source
+
+    run([source], io_manager, instance)
+    with pytest.raises(Exception, match="incremental inputs need an unpartitioned downstream asset"):
+        run([source, per_partition], io_manager, instance, selection=[per_partition], partition_key="a")
