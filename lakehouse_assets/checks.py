@@ -15,7 +15,7 @@ import dagster as dg
 import pyarrow as pa
 
 from lakehouse_assets.health import retention_status, table_health
-from lakehouse_assets.pending_resources import PaimonCatalogResource
+from lakehouse_assets.resources import PaimonCatalogResource
 from lakehouse_assets.table_spec import DEFAULT_DATABASE, table_spec
 from table_format import Table, TableNotFoundError
 

@@ -18,14 +18,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_format import FileSystemCatalog, Table, TableFormatError, parse_memory_size
+from table_format import Table, TableFormatError, parse_memory_size
 
 SMALL_FILE_RATIO = 0.7
-
-
-def warehouse_tables(catalog: FileSystemCatalog) -> list[str]:
-    """Every table of every database, as 'database.table'."""
-    return [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
 
 
 def _int_option(table: Table, key: str, default: int) -> int:

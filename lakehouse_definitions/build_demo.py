@@ -23,9 +23,10 @@ from jobs.maintenance import (
     RescaleConfig,
     RetentionConfig,
 )
-from lakehouse_assets import default_warehouse
+from jobs.spark import spark_session
+from lakehouse_assets import PaimonCatalogResource, default_warehouse
 from lakehouse_assets.demo.assets import DATABASE
-from lakehouse_assets.health import table_health, warehouse_tables
+from lakehouse_assets.health import table_health
 from lakehouse_definitions import build_definitions
 from table_format import FileSystemCatalog
 
@@ -68,10 +69,10 @@ def _events(result: dg.ExecuteInProcessResult, node: str) -> list[str]:
     return lines
 
 
-def summary_rows(catalog: FileSystemCatalog) -> list[tuple[str, ...]]:
+def summary_rows(catalog: PaimonCatalogResource) -> list[tuple[str, ...]]:
     """One row per table: rows, snapshots, files, buckets, last commit kind."""
     rows = []
-    for identifier in warehouse_tables(catalog):
+    for identifier in catalog.table_identifiers():
         table = catalog.load_table(identifier)
         health = table_health(table)
         latest = table.latest_snapshot()
@@ -97,6 +98,7 @@ def main() -> int:
     print(f"demo: warehouse {warehouse}, DAGSTER_HOME {home}, Spark {os.environ.get('SPARK_MASTER', 'local[2]')}")
     defs = build_definitions(warehouse=warehouse)
     t0 = time.monotonic()
+    spark = spark_session()  # one JVM for every run below (the PySpark resource reuses the active session)
     with dg.DagsterInstance.get() as instance:
         assets_job = defs.resolve_implicit_global_asset_job_def()
         for round_no in (1, 2):
@@ -113,8 +115,10 @@ def main() -> int:
                 instance=instance, run_config=dg.RunConfig(ops={node: config}), raise_on_error=True)
             print(f"{job_name}: {'ok' if result.success else 'FAILED'} in {time.monotonic() - t:.1f} s")
             print("\n".join(_events(result, node)))
+    spark.stop()
     print()
-    print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary_rows(catalog)))
+    summary = summary_rows(PaimonCatalogResource(warehouse=warehouse))
+    print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary))
     print(f"\ndone in {time.monotonic() - t0:.1f} s; open it in the Dagster UI: bash scripts/ui.sh")
     return 0
 

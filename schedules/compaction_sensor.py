@@ -11,15 +11,14 @@ import dagster as dg
 
 from jobs.maintenance import CompactConfig, compact_tables
 from lakehouse_assets import PaimonCatalogResource
-from lakehouse_assets.health import table_health, warehouse_tables
-from table_format import FileSystemCatalog
+from lakehouse_assets.health import table_health
 
 
-def compaction_requests(catalog: FileSystemCatalog, cursor: str | None) -> dg.SensorResult:
+def compaction_requests(catalog: PaimonCatalogResource, cursor: str | None) -> dg.SensorResult:
     """The run requests of one tick, and the cursor after it."""
     seen: dict[str, int] = json.loads(cursor) if cursor else {}
     requests = []
-    for identifier in warehouse_tables(catalog):
+    for identifier in catalog.table_identifiers():
         table = catalog.load_table(identifier)
         latest = table.latest_snapshot()
         if latest is None or seen.get(identifier) == latest.id:
@@ -44,4 +43,4 @@ def compaction_requests(catalog: FileSystemCatalog, cursor: str | None) -> dg.Se
 @dg.sensor(job=compact_tables, minimum_interval_seconds=60,
            description="Compacts tables whose sorted runs per bucket or small files pass the tables' own triggers")
 def compaction_sensor(context: dg.SensorEvaluationContext, paimon_catalog: PaimonCatalogResource) -> dg.SensorResult:
-    return compaction_requests(paimon_catalog.catalog(), context.cursor)
+    return compaction_requests(paimon_catalog, context.cursor)

@@ -4,7 +4,7 @@ import dagster as dg
 
 from jobs.maintenance import ExpireSnapshotsConfig, expire_snapshots
 from lakehouse_assets import PaimonCatalogResource
-from lakehouse_assets.health import retention_status, warehouse_tables
+from lakehouse_assets.health import retention_status
 
 NIGHTLY_CRON = "0 2 * * *"
 
@@ -13,9 +13,8 @@ NIGHTLY_CRON = "0 2 * * *"
              description="Expires snapshots (dry_run=False) of every table beyond its retention options")
 def nightly_expire_snapshots(context: dg.ScheduleEvaluationContext,
                              paimon_catalog: PaimonCatalogResource) -> dg.RunRequest | dg.SkipReason:
-    catalog = paimon_catalog.catalog()
-    due = [identifier for identifier in warehouse_tables(catalog)
-           if not retention_status(catalog.load_table(identifier)).within_retention]
+    due = [identifier for identifier in paimon_catalog.table_identifiers()
+           if not retention_status(paimon_catalog.load_table(identifier)).within_retention]
     if not due:
         return dg.SkipReason("every table is within its snapshot retention")
     return dg.RunRequest(

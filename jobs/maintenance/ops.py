@@ -17,13 +17,13 @@ from jobs.maintenance.config import (
 )
 from jobs.maintenance.report import MaintenanceReport
 from lakehouse_assets import PaimonCatalogResource
-from lakehouse_assets.health import table_health, warehouse_tables
-from table_format import FileSystemCatalog, Table, TableFormatError
+from lakehouse_assets.health import table_health
+from table_format import Table, TableFormatError
 
 
-def resolve_tables(catalog: FileSystemCatalog, selection: TableSelection) -> list[Table]:
+def resolve_tables(catalog: PaimonCatalogResource, selection: TableSelection) -> list[Table]:
     """The tables named in `selection` (default: every table of every database), all loaded before any work."""
-    names = list(selection.tables) or warehouse_tables(catalog)
+    names = list(selection.tables) or catalog.table_identifiers()
     try:
         return [catalog.load_table(name) for name in names]
     except TableFormatError as exc:
@@ -39,9 +39,8 @@ def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table],
         table = table.refresh()
         report = MaintenanceReport(job=job, table=table, before=before, after=table_health(table),
                                    changed=changed, details=details)
-        event = report.event()
-        context.log_event(event)
-        context.log.info(f"{table.identifier}: {event.description}")
+        context.log_event(report.event(context.instance))
+        context.log.info(f"{table.identifier}: {report.description}")
         reports.append(report)
     return reports
 
@@ -49,7 +48,7 @@ def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table],
 @dg.op(description="Compact the selected tables on PySpark (one task per partition and bucket, one commit per table)")
 def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pyspark: PySparkResource,
                       paimon_catalog: PaimonCatalogResource) -> None:
-    tables = resolve_tables(paimon_catalog.catalog(), config)
+    tables = resolve_tables(paimon_catalog, config)
     partitions = list(config.partitions) or None
 
     def compact(spark: SparkSession, table: Table) -> tuple[bool, dict]:
@@ -65,7 +64,7 @@ def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pys
 def expire_snapshots_op(context: dg.OpExecutionContext, config: ExpireSnapshotsConfig, pyspark: PySparkResource,
                         paimon_catalog: PaimonCatalogResource) -> None:
     older_than = config.retention.older_than_delta()
-    tables = resolve_tables(paimon_catalog.catalog(), config)
+    tables = resolve_tables(paimon_catalog, config)
 
     def expire(spark: SparkSession, table: Table) -> tuple[bool, dict]:
         result = spark_maintenance.expire_snapshots(
@@ -84,7 +83,7 @@ def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pysp
     if config.bucket < 1:
         raise dg.Failure(description=f"rescale_table: bucket must be a positive count, got {config.bucket}; "
                                      f"table {config.table!r} not touched")
-    tables = resolve_tables(paimon_catalog.catalog(), TableSelection(tables=[config.table]))
+    tables = resolve_tables(paimon_catalog, TableSelection(tables=[config.table]))
     partitions = list(config.partitions) or None
 
     def rescale(spark: SparkSession, table: Table) -> tuple[bool, dict]:
@@ -100,7 +99,7 @@ def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pysp
 def remove_orphan_files_op(context: dg.OpExecutionContext, config: RemoveOrphanFilesConfig, pyspark: PySparkResource,
                            paimon_catalog: PaimonCatalogResource) -> None:
     older_than = config.older_than_delta()
-    tables = resolve_tables(paimon_catalog.catalog(), config)
+    tables = resolve_tables(paimon_catalog, config)
 
     def remove(spark: SparkSession, table: Table) -> tuple[bool, dict]:
         result = spark_maintenance.remove_orphan_files(spark, table.path, older_than=older_than,

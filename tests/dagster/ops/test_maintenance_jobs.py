@@ -62,10 +62,10 @@ def test_compact_tables_compacts_every_table_and_reports_each(catalog, make_tabl
         event = reported[name.replace(".", "/")]
         assert meta(event, "paimon/snapshot_id") == latest.id
         assert meta(event, "paimon/commit_kind") == "COMPACT"
-        assert meta(event, "paimon/files_before") == 6 if name == "db.log" else meta(event, "paimon/files_before") > 6
-        assert meta(event, "paimon/files_after") == len(table.system_table("files"))
-        assert meta(event, "paimon/files_after") < meta(event, "paimon/files_before")
-    assert meta(reported["db/pk"], "paimon/max_sorted_runs_after") == 1
+        assert meta(event, "maintenance/files_before") == 6 if name == "db.log" else meta(event, "maintenance/files_before") > 6
+        assert meta(event, "maintenance/files_after") == len(table.system_table("files"))
+        assert meta(event, "maintenance/files_after") < meta(event, "maintenance/files_before")
+    assert meta(reported["db/pk"], "maintenance/max_sorted_runs_after") == 1
 
 
 def test_compact_selected_table_only_and_noop_is_an_observation(catalog, make_table, resources):
@@ -104,7 +104,7 @@ def test_expire_snapshots_dry_run_by_default_then_for_real(catalog, make_table, 
     event = materializations(result, "expire_snapshots_op")["db/pk"]
     assert meta(event, "maintenance/expired_snapshots") == [1, 2]
     assert meta(event, "maintenance/deleted_files") > 0
-    assert meta(event, "paimon/snapshots_after") == 3
+    assert meta(event, "maintenance/snapshots_after") == 3
 
 
 def test_rescale_table_rewrites_with_the_new_bucket_count(catalog, make_table, resources):
