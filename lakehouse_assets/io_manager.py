@@ -104,7 +104,7 @@ class PaimonIOManager(dg.ConfigurableIOManager):
             table = _create_table(catalog, spec, schema, partition_keys=partition_keys)
 
         overwrite_partitions = list(slice_.specs) if slice_ is not None and mode == "overwrite" else None
-        snapshot_id = handler.write(table, data, mode="overwrite" if mode == "overwrite" else "append",
+        snapshot_id = handler.write(catalog, table, data, mode="overwrite" if mode == "overwrite" else "append",
                                     overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
         table = catalog.load_table(spec.identifier)  # the schema may have evolved
         metadata = table_metadata(table, partition_filter=slice_.filter() if slice_ else None, snapshot_id=snapshot_id)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_format import Table, write_table
+from table_format import FileSystemCatalog, Table, write_table
 
 ROW_KIND = "_row_kind"
 
@@ -33,7 +33,7 @@ class PaimonTypeHandler(ABC):
         """The distinct combinations of `columns` in prepared data (small: one row per partition)."""
 
     @abstractmethod
-    def write(self, table: Table, data: Any, *, mode: str,
+    def write(self, catalog: FileSystemCatalog, table: Table, data: Any, *, mode: str,
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
         """One atomic commit of prepared data (`mode` "append" or "overwrite"); the new snapshot id or None."""
 
@@ -71,7 +71,7 @@ class ArrowPivotHandler(PaimonTypeHandler):
     def distinct(self, data: pa.Table, columns: Sequence[str]) -> pa.Table:
         return data.select(list(columns)).group_by(list(columns)).aggregate([])
 
-    def write(self, table: Table, data: pa.Table, *, mode: str,
+    def write(self, catalog: FileSystemCatalog, table: Table, data: pa.Table, *, mode: str,
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
         return write_table(table, data, mode=mode, overwrite_partitions=overwrite_partitions, schema_mode=schema_mode)
 

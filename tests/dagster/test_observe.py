@@ -1,0 +1,62 @@
+"""Tables written outside Dagster: observations report new snapshots as data versions; eager downstreams run."""
+
+import dagster as dg
+import pyarrow as pa
+
+from lakehouse_assets import PaimonCatalogResource, PaimonIOManager, paimon_observable_source
+from table_format import FileSystemCatalog, write_table
+
+
+def _observe(source: dg.AssetsDefinition, warehouse: str, instance: dg.DagsterInstance) -> None:
+    """Run the source's observation as a job would (``materialize`` skips observable sources)."""
+    defs = dg.Definitions(assets=[source], jobs=[dg.define_asset_job("observe", selection=[source.key])],
+                          resources={"paimon_catalog": PaimonCatalogResource(warehouse=warehouse)})
+    assert defs.resolve_job_def("observe").execute_in_process(instance=instance).success
+
+
+def _data_version(instance: dg.DagsterInstance, key: dg.AssetKey) -> str | None:
+    record = instance.fetch_observations(key, limit=1).records
+    observation = record[0].asset_observation if record else None
+    return observation.data_version if observation is not None else None
+
+
+def test_observations_report_each_new_snapshot_and_eager_downstreams_follow(warehouse, instance):
+    source = paimon_observable_source("ext.clicks")
+    key = dg.AssetKey(["ext", "clicks"])
+
+    @dg.asset(key_prefix="mart", deps=[key], automation_condition=dg.AutomationCondition.eager())
+    def click_count() -> pa.Table:
+        return pa.table({"n": [1]})
+
+    defs = dg.Definitions(assets=[source, click_count],
+                          resources={"io_manager": PaimonIOManager(warehouse=warehouse),
+                                     "paimon_catalog": PaimonCatalogResource(warehouse=warehouse)})
+
+    _observe(source, warehouse, instance)  # the table does not exist yet: no data version
+    assert _data_version(instance, key) is None
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("ext")
+    table = catalog.create_table("ext.clicks", pa.schema([("id", pa.int64())]))
+    write_table(table, pa.table({"id": pa.array([1, 2], pa.int64())}))  # an outside writer
+
+    evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    cursor = evaluation.cursor
+    _observe(source, warehouse, instance)
+    assert _data_version(instance, key) == "1"
+    (observation,) = [r.asset_observation for r in instance.fetch_observations(key, limit=1).records]
+    assert observation.metadata["dagster/row_count"].value == 2
+    assert observation.metadata["paimon/snapshot_id"].value == 1
+    evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    assert evaluation.get_requested_partitions(dg.AssetKey(["mart", "click_count"])) == {None}
+
+    cursor = evaluation.cursor
+    _observe(source, warehouse, instance)  # same snapshot: same data version, nothing to do
+    evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    assert evaluation.total_requested == 0
+
+    write_table(table, pa.table({"id": pa.array([3], pa.int64())}))
+    cursor = evaluation.cursor
+    _observe(source, warehouse, instance)
+    assert _data_version(instance, key) == "2"
+    evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+    assert evaluation.total_requested == 1
