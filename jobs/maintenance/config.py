@@ -5,7 +5,14 @@ import datetime as dt
 import dagster as dg
 from pydantic import Field
 
-from table_format import parse_duration
+from table_format import OptionError, parse_duration
+
+
+def _duration(text: str, field: str) -> dt.timedelta:
+    try:
+        return parse_duration(text, option=field)
+    except OptionError as exc:
+        raise dg.Failure(description=f"run config {field!r}: {exc}; no table touched") from exc
 
 
 class TableSelection(dg.Config):
@@ -27,7 +34,7 @@ class RetentionConfig(dg.Config):
     older_than: str | None = Field(default=None, description="snapshot.time-retained, a duration such as '1 h'")
 
     def older_than_delta(self) -> dt.timedelta | None:
-        return None if self.older_than is None else parse_duration(self.older_than, option="retention.older_than")
+        return None if self.older_than is None else _duration(self.older_than, "retention.older_than")
 
 
 class ExpireSnapshotsConfig(TableSelection):
@@ -46,4 +53,4 @@ class RemoveOrphanFilesConfig(TableSelection):
     dry_run: bool = Field(default=True, description="report the orphans, delete nothing")
 
     def older_than_delta(self) -> dt.timedelta:
-        return parse_duration(self.older_than, option="older_than")
+        return _duration(self.older_than, "older_than")

@@ -30,6 +30,25 @@ def resolve_tables(catalog: PaimonCatalogResource, selection: TableSelection) ->
         raise dg.Failure(description=f"maintenance not started, no table touched: {exc}") from exc
 
 
+def check_partitions(tables: Sequence[Table], partitions: Sequence[dict[str, str]] | None) -> None:
+    """Every partition spec must name partition columns of every selected table (checked before any work)."""
+    if not partitions:
+        return
+    for table in tables:
+        try:
+            table.partition_filter(partitions)
+        except TableFormatError as exc:
+            raise dg.Failure(description=f"run config 'partitions' {list(partitions)} does not fit table "
+                                         f"{table.identifier!r}, no table touched: {exc}") from exc
+
+
+def check_retention(config: ExpireSnapshotsConfig) -> None:
+    low, high = config.retention.retain_min, config.retention.retain_max
+    if (low is not None and low < 1) or (low is not None and high is not None and high < low):
+        raise dg.Failure(description=f"run config 'retention': retain_min ({low}) must be >= 1 and <= retain_max "
+                                     f"({high}); no table touched")
+
+
 def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table], spark: SparkSession,
               operation: Callable[[SparkSession, Table], tuple[bool, dict]]) -> list[MaintenanceReport]:
     reports = []
@@ -50,6 +69,7 @@ def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pys
                       paimon_catalog: PaimonCatalogResource) -> None:
     tables = resolve_tables(paimon_catalog, config)
     partitions = list(config.partitions) or None
+    check_partitions(tables, partitions)
 
     def compact(spark: SparkSession, table: Table) -> tuple[bool, dict]:
         result = spark_maintenance.compact(spark, table.path, full=config.full, partitions=partitions)
@@ -64,6 +84,7 @@ def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pys
 def expire_snapshots_op(context: dg.OpExecutionContext, config: ExpireSnapshotsConfig, pyspark: PySparkResource,
                         paimon_catalog: PaimonCatalogResource) -> None:
     older_than = config.retention.older_than_delta()
+    check_retention(config)
     tables = resolve_tables(paimon_catalog, config)
 
     def expire(spark: SparkSession, table: Table) -> tuple[bool, dict]:
@@ -85,6 +106,7 @@ def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pysp
                                      f"table {config.table!r} not touched")
     tables = resolve_tables(paimon_catalog, TableSelection(tables=[config.table]))
     partitions = list(config.partitions) or None
+    check_partitions(tables, partitions)
 
     def rescale(spark: SparkSession, table: Table) -> tuple[bool, dict]:
         result = spark_maintenance.rescale(spark, table.path, bucket=config.bucket, partitions=partitions)

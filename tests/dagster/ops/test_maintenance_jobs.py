@@ -143,3 +143,23 @@ def test_remove_orphan_files_dry_run_then_delete(catalog, make_table, resources)
     event = materializations(result, "remove_orphan_files_op")["db/pk"]
     assert meta(event, "maintenance/deleted_files") == 1
     assert len(pk.refresh().system_table("files")) == files
+
+
+def test_bad_run_config_fails_before_any_write(catalog, make_table, resources):
+    pk = make_table("pk", 6)
+    log = make_table("log", 6, primary_keys=())
+    snapshots = {t.identifier: t.latest_snapshot().id for t in (pk, log)}
+    bad_partitions = run(compact_tables, resources, "compact_tables_op",
+                         CompactConfig(partitions=[{"dt": "2024-05-14"}]), raise_on_error=False)
+    message = bad_partitions.failure_data_for_node("compact_tables_op").error.message
+    assert "'partitions'" in message and "db." in message and "no table touched" in message
+    bad_retention = run(expire_snapshots, resources, "expire_snapshots_op",
+                        ExpireSnapshotsConfig(retention=RetentionConfig(retain_min=5, retain_max=2), dry_run=False),
+                        raise_on_error=False)
+    assert "retain_min (5)" in bad_retention.failure_data_for_node("expire_snapshots_op").error.message
+    bad_age = run(remove_orphan_files, resources, "remove_orphan_files_op",
+                  RemoveOrphanFilesConfig(older_than="three days", dry_run=False), raise_on_error=False)
+    assert "older_than" in bad_age.failure_data_for_node("remove_orphan_files_op").error.message
+    for result in (bad_partitions, bad_retention, bad_age):
+        assert not result.success and not result.get_asset_materialization_events()
+    assert {t.identifier: t.refresh().latest_snapshot().id for t in (pk, log)} == snapshots
