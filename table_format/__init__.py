@@ -14,6 +14,11 @@ from table_format.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from table_format.io.file_io import FileStatus
+from table_format.maintenance.expire import ExpirePlan
+from table_format.maintenance.orphan_clean import OrphanCleanPlan
+from table_format.maintenance.rescale import RescaleOutcome, RescaleTask
+from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
 from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.options import parse_duration, parse_memory_size
 from table_format.scan.split import DataSplit
@@ -21,10 +26,24 @@ from table_format.schema_evolution import SchemaChange
 from table_format.snapshot_summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
+from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
 from table_format.write_api import write_table
 
 __all__ = [
+    # the plan / run / commit seam of distributed maintenance (table.maintenance.plan_*), and its results
+    "CompactOutcome",
+    "CompactResult",
+    "CompactTask",
+    "ExpirePlan",
+    "ExpireResult",
+    "FileStatus",
+    "OrphanCleanPlan",
+    "OrphanCleanResult",
+    "RescaleOutcome",
+    "RescaleResult",
+    "RescaleTask",
+    # the rest
     "CommitConflictError",
     "CommitFailedError",
     "CommitKind",
