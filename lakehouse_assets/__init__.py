@@ -6,7 +6,13 @@ from lakehouse_assets.handlers.polars import PolarsHandler
 from lakehouse_assets.incremental import CURSOR_PREFIX, cursor_key
 from lakehouse_assets.io_manager import PaimonIOManager, default_warehouse
 from lakehouse_assets.metadata import column_schema, paimon_kinds, table_metadata
-from lakehouse_assets.observe import observe_table, paimon_observable_source
+from lakehouse_assets.observe import (
+    observe_table,
+    paimon_external_assets,
+    paimon_external_table_sensor,
+    paimon_observable_source,
+    table_asset_key,
+)
 from lakehouse_assets.partitions import PartitionSlice, partition_slice
 from lakehouse_assets.resources import PaimonCatalogResource, PaimonPySparkResource, pyspark_resource
 from lakehouse_assets.table_spec import PaimonAssetError, TableSpec, table_spec
@@ -28,9 +34,12 @@ __all__ = [
     "default_warehouse",
     "paimon_kinds",
     "observe_table",
+    "paimon_external_assets",
+    "paimon_external_table_sensor",
     "paimon_observable_source",
     "partition_slice",
     "pyspark_resource",
+    "table_asset_key",
     "table_metadata",
     "table_spec",
 ]

@@ -100,12 +100,18 @@ class PaimonIOManager(dg.ConfigurableIOManager):
                 table_partition_keys=partition_keys, where=where,
             )
             slice_.check_rows(handler.distinct(data, slice_.columns), where=where)
+        created = table is None
         if table is None:
             table = _create_table(catalog, spec, schema, partition_keys=partition_keys)
 
         overwrite_partitions = list(slice_.specs) if slice_ is not None and mode == "overwrite" else None
-        snapshot_id = handler.write(catalog, table, data, mode="overwrite" if mode == "overwrite" else "append",
-                                    overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
+        try:
+            snapshot_id = handler.write(catalog, table, data, mode="overwrite" if mode == "overwrite" else "append",
+                                        overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
+        except BaseException:
+            if created and catalog.load_table(spec.identifier).latest_snapshot() is None:
+                catalog.drop_table(spec.identifier)  # the failed first write leaves no empty table behind
+            raise
         table = catalog.load_table(spec.identifier)  # the schema may have evolved
         metadata = table_metadata(table, partition_filter=slice_.filter() if slice_ else None, snapshot_id=snapshot_id)
         metadata["paimon/write_mode"] = mode
@@ -146,8 +152,6 @@ class PaimonIOManager(dg.ConfigurableIOManager):
 
     def _load_changes(self, context: dg.InputContext, table: Table, handler: PaimonTypeHandler, target: Any,
                       columns: list[str] | None, where: str) -> Any:
-        if context.has_asset_partitions:
-            raise PaimonAssetError(f"{where}: incremental inputs read whole tables; the upstream is partitioned")
         cursor = IncrementalCursor(context)
         consumed = cursor.consumed(context.asset_key)
         latest = table.latest_snapshot()

@@ -76,3 +76,29 @@ def test_incremental_inputs_refuse_partitioned_downstreams(warehouse, io_manager
     run([source], io_manager, instance)
     with pytest.raises(Exception, match="incremental inputs need an unpartitioned downstream asset"):
         run([source, per_partition], io_manager, instance, selection=[per_partition], partition_key="a")
+
+
+def test_incremental_input_over_a_partitioned_upstream_reads_the_changes_of_every_partition(warehouse, instance):
+    daily = dg.DailyPartitionsDefinition(start_date="2024-05-01")
+    version = {"n": 0}
+
+    @dg.asset(key_prefix="inc", partitions_def=daily, metadata={"partition_expr": "dt", "mode": "append"})
+    def visits(context: dg.AssetExecutionContext) -> pa.Table:
+        version["n"] += 1
+        return pa.table({"dt": [context.partition_key], "n": [version["n"]]})
+
+    seen: list[list[tuple[str, int, str]]] = []
+
+    @dg.asset(key_prefix="inc", ins={"visits": dg.AssetIn(key=["inc", "visits"], metadata={"incremental": True})})
+    def visit_changes(visits: pa.Table) -> pa.Table:
+        seen.append(sorted(zip(visits["dt"].to_pylist(), visits["n"].to_pylist(), visits["_row_kind"].to_pylist(),
+                               strict=True)))
+        return pa.table({"rows": [visits.num_rows]})
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+    run([visits], io_manager, instance, partition_key="2024-05-01")
+    run([visits, visit_changes], io_manager, instance, selection=[visit_changes])
+    run([visits], io_manager, instance, partition_key="2024-05-02")
+    run([visits], io_manager, instance, partition_key="2024-05-01")
+    run([visits, visit_changes], io_manager, instance, selection=[visit_changes])
+    assert seen == [[("2024-05-01", 1, "+I")], [("2024-05-01", 3, "+I"), ("2024-05-02", 2, "+I")]]

@@ -171,3 +171,41 @@ def test_merge_schema_mode_adds_the_new_column(warehouse, instance):
     assert rows(warehouse, "s.evolving") == [{"id": 1, "extra": None}, {"id": 2, "extra": "x"}]
     assert meta["paimon/schema_id"] == 1
     assert [c.name for c in meta["dagster/column_schema"].columns] == ["id", "extra"]
+
+
+def test_an_empty_append_commits_nothing_and_says_so(warehouse, instance):
+    sizes = iter([2, 0])
+
+    @dg.asset(key_prefix="e", metadata={"mode": "append"})
+    def maybe_empty() -> pa.RecordBatchReader:
+        data = pa.table({"id": pa.array(range(next(sizes)), pa.int64())})
+        return pa.RecordBatchReader.from_batches(data.schema, data.to_batches())
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+    run([maybe_empty], io_manager, instance)
+    meta = metadata_of(run([maybe_empty], io_manager, instance), "e__maybe_empty")
+    assert meta["paimon/committed"] is False and meta["paimon/snapshot_id"] == 1 and meta["dagster/row_count"] == 2
+    assert snapshot_count(warehouse, "e.maybe_empty") == 1
+
+
+def test_op_outputs_are_refused_with_a_clear_error(warehouse, io_manager, instance):
+    @dg.op
+    def make() -> pa.Table:
+        return pa.table({"id": [1]})
+
+    @dg.job(resource_defs={"io_manager": io_manager})
+    def plain_job():
+        make()
+
+    with pytest.raises(Exception, match="output 'result' is not an asset"):
+        plain_job.execute_in_process(instance=instance)
+
+
+def test_a_refused_first_write_leaves_no_table_behind(warehouse, io_manager, instance):
+    @dg.asset(key_prefix="f", metadata={"primary_keys": ["id"], "mode": "upsert"})
+    def bad_kinds() -> pa.Table:
+        return pa.table({"id": pa.array([1], pa.int64()), "_row_kind": ["??"]})
+
+    with pytest.raises(Exception, match="_row_kind"):
+        run([bad_kinds], io_manager, instance)
+    assert not FileSystemCatalog(warehouse).table_exists("f.bad_kinds")

@@ -3,7 +3,13 @@
 import dagster as dg
 import pyarrow as pa
 
-from lakehouse_assets import PaimonCatalogResource, PaimonIOManager, paimon_observable_source
+from lakehouse_assets import (
+    PaimonCatalogResource,
+    PaimonIOManager,
+    paimon_external_assets,
+    paimon_external_table_sensor,
+    paimon_observable_source,
+)
 from table_format import FileSystemCatalog, write_table
 
 
@@ -60,3 +66,46 @@ def test_observations_report_each_new_snapshot_and_eager_downstreams_follow(ware
     assert _data_version(instance, key) == "2"
     evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert evaluation.total_requested == 1
+
+
+def test_the_external_table_sensor_reports_each_new_snapshot_once_as_an_external_materialization(warehouse, instance):
+    sensor = paimon_external_table_sensor(["ext.a", "ext.b"])
+    (spec_a, spec_b) = paimon_external_assets(["ext.a", "ext.b"])
+
+    @dg.asset(key_prefix="mart", deps=[spec_a.key], automation_condition=dg.AutomationCondition.eager())
+    def a_stats() -> pa.Table:
+        return pa.table({"n": [1]})
+
+    defs = dg.Definitions(assets=[spec_a, spec_b, a_stats], sensors=[sensor],
+                          resources={"io_manager": PaimonIOManager(warehouse=warehouse),
+                                     "paimon_catalog": PaimonCatalogResource(warehouse=warehouse)})
+    resources = {"paimon_catalog": PaimonCatalogResource(warehouse=warehouse)}
+
+    def tick(cursor):
+        result = sensor(dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources,
+                                                definitions=defs))
+        for event in result.asset_events:
+            instance.report_runless_asset_event(event)  # what the sensor daemon does with them
+        return result
+
+    first = tick(None)
+    assert first.asset_events == [] and first.cursor == "{}"
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("ext")
+    table = catalog.create_table("ext.a", pa.schema([("id", pa.int64())]))
+    write_table(table, pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+
+    second = tick(first.cursor)
+    (event,) = second.asset_events
+    assert event.asset_key == spec_a.key and event.tags["dagster/data_version"] == "1"
+    assert event.metadata["dagster/row_count"].value == 3
+    latest = instance.get_latest_materialization_event(spec_a.key).asset_materialization
+    assert latest.tags["dagster/data_version"] == "1"
+    evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=evaluation.cursor)
+    assert evaluation.get_requested_partitions(dg.AssetKey(["mart", "a_stats"])) == {None}
+
+    assert tick(second.cursor).asset_events == []  # same snapshot: reported once
+    write_table(table, pa.table({"id": pa.array([4], pa.int64())}))
+    (event,) = tick(second.cursor).asset_events
+    assert event.tags["dagster/data_version"] == "2"
