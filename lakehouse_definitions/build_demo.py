@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
+from pyspark.sql import SparkSession
 
 from jobs.maintenance import (
     CompactConfig,
@@ -31,9 +32,10 @@ from lakehouse_definitions import build_definitions
 from table_format import FileSystemCatalog
 
 DEFAULT_HOME = ".dagster_home"
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}  # the runs' events stay in the instance
 
 MAINTENANCE_RUNS: tuple[tuple[str, str, object], ...] = (
-    ("compact_tables", "compact_tables_op", CompactConfig()),
+    ("compact_tables", "compact_tables_op", CompactConfig(full=True)),
     ("rescale_table", "rescale_table_op", RescaleConfig(table=f"{DATABASE}.user_events", bucket=4)),
     ("expire_snapshots", "expire_snapshots_op",
      ExpireSnapshotsConfig(retention=RetentionConfig(retain_min=1, retain_max=2), dry_run=False)),
@@ -98,12 +100,14 @@ def main() -> int:
     print(f"demo: warehouse {warehouse}, DAGSTER_HOME {home}, Spark {os.environ.get('SPARK_MASTER', 'local[2]')}")
     defs = build_definitions(warehouse=warehouse)
     t0 = time.monotonic()
+    own_session = SparkSession.getActiveSession() is None
     spark = spark_session()  # one JVM for every run below (the PySpark resource reuses the active session)
+    spark.sparkContext.setLogLevel("ERROR")
     with dg.DagsterInstance.get() as instance:
         assets_job = defs.resolve_implicit_global_asset_job_def()
         for round_no in (1, 2):
             t = time.monotonic()
-            result = assets_job.execute_in_process(instance=instance, raise_on_error=True)
+            result = assets_job.execute_in_process(instance=instance, run_config=QUIET, raise_on_error=True)
             checks = list(result.get_asset_check_evaluations())
             failed = [f"{c.asset_key.to_user_string()}:{c.check_name}" for c in checks if not c.passed]
             print(f"materialized {len(result.get_asset_materialization_events())} assets (round {round_no}) in "
@@ -112,10 +116,12 @@ def main() -> int:
         for job_name, node, config in MAINTENANCE_RUNS:
             t = time.monotonic()
             result = defs.resolve_job_def(job_name).execute_in_process(
-                instance=instance, run_config=dg.RunConfig(ops={node: config}), raise_on_error=True)
+                instance=instance, run_config=dg.RunConfig(ops={node: config}, loggers=QUIET["loggers"]),
+                raise_on_error=True)
             print(f"{job_name}: {'ok' if result.success else 'FAILED'} in {time.monotonic() - t:.1f} s")
             print("\n".join(_events(result, node)))
-    spark.stop()
+    if own_session:
+        spark.stop()
     print()
     summary = summary_rows(PaimonCatalogResource(warehouse=warehouse))
     print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary))

@@ -1,6 +1,6 @@
 """End to end in a real headless Chromium (Debian's, driven by Playwright) against `dagster dev` on loopback.
 
-The demo lakehouse is built first (`python -m lakehouse_definitions.build_demo`: every asset materialized twice,
+The demo lakehouse is built first (`lakehouse_definitions.build_demo`, in process: every asset materialized twice,
 each maintenance job run once) into a temporary warehouse and DAGSTER_HOME; then `dagster dev -w workspace.yaml`
 serves it on a free 127.0.0.1 port. Checked in the browser: the asset graph shows the demo tables and their lineage,
 an asset's page shows the Paimon metadata and the maintenance history, and a materialization launched from the UI
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from lakehouse_definitions import build_demo
 from table_format import FileSystemCatalog
 
 pytestmark = pytest.mark.browser
@@ -77,7 +78,7 @@ class DagsterUI:
 
 
 @pytest.fixture(scope="module")
-def dagster_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DagsterUI]:
+def dagster_ui(tmp_path_factory: pytest.TempPathFactory, spark: object) -> Iterator[DagsterUI]:
     chromium = _chromium()
     root = tmp_path_factory.mktemp("dagster-ui")
     warehouse, home = root / "warehouse", root / "dagster_home"
@@ -85,9 +86,16 @@ def dagster_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DagsterUI]:
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     env = {**os.environ, "LAKEHOUSE_WAREHOUSE": str(warehouse), "DAGSTER_HOME": str(home),
            "SPARK_LOCAL_IP": "127.0.0.1"}
-    demo = subprocess.run([sys.executable, "-m", "lakehouse_definitions.build_demo"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900, check=False)
-    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    saved = {k: os.environ.get(k) for k in ("LAKEHOUSE_WAREHOUSE", "DAGSTER_HOME")}
+    os.environ.update(LAKEHOUSE_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(home))
+    try:  # the demo, in process on the session's SparkSession, into this warehouse and instance
+        assert build_demo.main() == 0
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log = open(root / "dagster-dev.log", "w")  # noqa: SIM115 - lives as long as the server
