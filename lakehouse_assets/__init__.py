@@ -3,6 +3,7 @@
 from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ArrowPivotHandler, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
+from lakehouse_assets.handlers.spark import SparkHandler
 from lakehouse_assets.incremental import CURSOR_PREFIX, cursor_key
 from lakehouse_assets.io_manager import PaimonIOManager, default_warehouse
 from lakehouse_assets.metadata import column_schema, paimon_kinds, table_metadata
@@ -28,6 +29,7 @@ __all__ = [
     "PaimonTypeHandler",
     "PartitionSlice",
     "PolarsHandler",
+    "SparkHandler",
     "TableSpec",
     "column_schema",
     "cursor_key",

@@ -11,6 +11,7 @@ from pydantic import Field
 from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
+from lakehouse_assets.handlers.spark import SparkHandler
 from lakehouse_assets.incremental import IncrementalCursor, wants_incremental
 from lakehouse_assets.metadata import table_metadata
 from lakehouse_assets.partitions import PartitionSlice, partition_columns, partition_slice
@@ -40,7 +41,7 @@ def default_warehouse() -> str:
 
 
 def default_type_handlers() -> list[PaimonTypeHandler]:
-    return [ArrowHandler(), PolarsHandler()]
+    return [ArrowHandler(), PolarsHandler(), SparkHandler()]
 
 
 class PaimonIOManager(dg.ConfigurableIOManager):
