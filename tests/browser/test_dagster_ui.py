@@ -9,6 +9,7 @@ Without chromium or Playwright the tests skip, and fail under CI=true.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -127,13 +128,20 @@ def page(dagster_ui: DagsterUI) -> Iterator["object"]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=dagster_ui.chromium,
                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        page = browser.new_page(viewport={"width": 1700, "height": 1200})
+        page = browser.new_page(viewport={"width": 1700, "height": 1800})
         page.set_default_timeout(60_000)
         yield page
         browser.close()
 
 
+def loaded(page) -> None:
+    """Wait until the asset nodes and panels have fetched their status (no "Loading..." left)."""
+    page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)
+    page.wait_for_timeout(500)
+
+
 def shot(page, name: str) -> Path:
+    loaded(page)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
@@ -144,9 +152,12 @@ def shot(page, name: str) -> Path:
 def test_asset_graph_shows_the_demo_tables_and_their_lineage(dagster_ui, page):
     page.goto(f"{dagster_ui.base}/asset-groups/demo_lakehouse")
     page.get_by_text("daily_revenue").first.wait_for()
+    page.get_by_text("Materialized").first.wait_for()
+    loaded(page)
     body = page.inner_text("body")
     for name in DEMO_TABLES:
         assert name in body, name
+    assert body.count("Materialized") >= len(DEMO_TABLES)  # every node's status: materialized by the demo
     shot(page, "01-asset-graph")
 
     page.goto(f"{dagster_ui.base}/assets/shop/orders_wide?view=lineage")
@@ -161,15 +172,26 @@ def test_asset_page_shows_paimon_metadata_and_maintenance_history(dagster_ui, pa
     page.goto(f"{dagster_ui.base}/assets/shop/orders")
     page.get_by_text("paimon/snapshot_id").first.wait_for()
     overview = page.inner_text("body")
-    for key in ("paimon/commit_kind", "paimon/max_sorted_runs_per_bucket", "dagster/row_count",
-                "maintenance/job", "COMPACT"):
+    for key in ("paimon/commit_kind", "paimon/max_sorted_runs_per_bucket", "Row count", "maintenance/job",
+                "maintenance/files_before", "COMPACT"):
         assert key in overview, key
     shot(page, "03-orders-overview")
 
     page.goto(f"{dagster_ui.base}/assets/shop/orders?view=events")
-    page.get_by_text("compact_tables: changed").first.wait_for()
-    events = page.inner_text("body")
-    assert "expire_snapshots" in events and "remove_orphan_files" in events
+    page.get_by_text("Description").first.wait_for()
+    events = page.locator("[data-index]")  # the asset's event history, newest first
+    history = {}
+    for i in range(events.count()):
+        events.nth(i).click()
+        page.wait_for_timeout(500)
+        found = re.search(r"Description\s*\n+\s*(\S+): (.+)", page.inner_text("body"))
+        if found:
+            history[found.group(1)] = (i, found.group(2))
+    assert history["compact_tables"][1].startswith("changed")  # full compaction: a new COMPACT snapshot
+    assert history["expire_snapshots"][1].startswith("changed")
+    assert "remove_orphan_files" in history and "rescale_table" not in history
+    events.nth(history["compact_tables"][0]).click()
+    page.get_by_text("maintenance/files_before").first.wait_for()
     shot(page, "04-orders-maintenance-history")
 
 

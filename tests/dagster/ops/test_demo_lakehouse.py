@@ -72,7 +72,8 @@ def test_demo_builds_end_to_end(tmp_path, monkeypatch, spark):
     orders = frame(catalog, "orders")
     assert orders.height == 2 * data.ORDERS_PER_BATCH - len(deleted)
     assert deleted.isdisjoint(orders["order_id"].to_list())
-    latest = cdc.filter(pl.col("_row_kind") != "-D").unique("order_id", keep="last").sort("order_id")
+    latest = cdc.unique("order_id", keep="last", maintain_order=True).filter(pl.col("_row_kind") != "-D")
+    latest = latest.sort("order_id")
     assert orders.sort("order_id")["status"].to_list() == latest["status"].to_list()
 
     changes = frame(catalog, "order_changes")  # incremental: every change exactly once, across both runs
