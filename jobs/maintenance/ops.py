@@ -50,18 +50,21 @@ def check_retention(config: ExpireSnapshotsConfig) -> None:
 
 
 def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table], spark: SparkSession,
-              operation: Callable[[SparkSession, Table], tuple[bool, dict]]) -> list[MaintenanceReport]:
-    reports = []
-    for table in tables:
+              operation: Callable[[SparkSession, Table], tuple[bool, dict]]) -> None:
+    """Run `operation` on each table in turn (each one atomic) and report it; a failure names its table."""
+    for done, table in enumerate(tables):
         before = table_health(table)
-        changed, details = operation(spark, table)
+        try:
+            changed, details = operation(spark, table)
+        except TableFormatError as exc:
+            finished = [t.identifier for t in tables[:done]]
+            raise dg.Failure(description=f"{job} failed on table {table.identifier!r} (left as it was; "
+                                         f"done before it: {finished}): {exc}") from exc
         table = table.refresh()
         report = MaintenanceReport(job=job, table=table, before=before, after=table_health(table),
                                    changed=changed, details=details)
         context.log_event(report.event(context.instance))
         context.log.info(f"{table.identifier}: {report.description}")
-        reports.append(report)
-    return reports
 
 
 @dg.op(description="Compact the selected tables on PySpark (one task per partition and bucket, one commit per table)")

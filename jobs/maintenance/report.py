@@ -4,9 +4,9 @@ A change (a new snapshot, expired snapshots, deleted files) is an `AssetMaterial
 the IO manager's metadata (``dagster/*`` and ``paimon/*`` keys of the new state) plus ``maintenance/*`` keys; a dry
 run or a no-op is an `AssetObservation`, so the asset's history shows every maintenance run either way.
 
-A materialization by a maintenance job does not change what an incremental asset has consumed: the
-``paimon/consumed_snapshot/*`` cursor of its latest materialization is carried over, so its next run goes on
-from there instead of re-reading its upstream from the start.
+Maintenance does not change a table's rows, so its materialization carries over from the asset's latest one the
+data version (downstream assets stay in sync) and the ``paimon/consumed_snapshot/*`` cursor of an incremental asset
+(its next run goes on from there instead of re-reading its upstream from the start).
 """
 
 from collections.abc import Mapping
@@ -25,13 +25,18 @@ def asset_key_of(identifier: str) -> dg.AssetKey:
     return dg.AssetKey(identifier.split("."))
 
 
-def consumed_cursors(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str, Any]:
-    """The incremental-input cursor keys of the asset's latest materialization (empty when it has none)."""
+DATA_VERSION_TAGS = ("dagster/data_version", "dagster/data_version_is_user_provided")
+
+
+def carried_over(instance: dg.DagsterInstance, key: dg.AssetKey) -> tuple[dict[str, Any], dict[str, str]]:
+    """What a maintenance materialization keeps from the asset's latest one: the incremental-input cursor keys
+    (metadata) and the data version (tags): the rows did not change, so downstream assets stay in sync."""
     records = instance.fetch_materializations(key, limit=1).records
-    materialization = records[0].asset_materialization if records else None
-    if materialization is None:
-        return {}
-    return {k: v for k, v in materialization.metadata.items() if k.startswith(CURSOR_PREFIX)}
+    if not records or records[0].asset_materialization is None:
+        return {}, {}
+    metadata = {k: v for k, v in records[0].asset_materialization.metadata.items() if k.startswith(CURSOR_PREFIX)}
+    tags = records[0].event_log_entry.tags or {}
+    return metadata, {k: tags[k] for k in DATA_VERSION_TAGS if k in tags}
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class MaintenanceReport:
         if not self.changed:
             return dg.AssetObservation(asset_key=self.asset_key, description=self.description,
                                        metadata=self.maintenance_metadata())
-        metadata = {**table_metadata(self.table), **self.maintenance_metadata(),
-                    **consumed_cursors(instance, self.asset_key)}
-        return dg.AssetMaterialization(asset_key=self.asset_key, description=self.description, metadata=metadata)
+        cursors, data_version = carried_over(instance, self.asset_key)
+        metadata = {**table_metadata(self.table), **self.maintenance_metadata(), **cursors}
+        return dg.AssetMaterialization(asset_key=self.asset_key, description=self.description, metadata=metadata,
+                                       tags=data_version)

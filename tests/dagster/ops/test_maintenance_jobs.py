@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 import pytest
 
 from jobs.maintenance import (
@@ -19,7 +20,9 @@ from jobs.maintenance import (
     remove_orphan_files,
     rescale_table,
 )
+from lakehouse_assets import PaimonIOManager
 from table_format import FileSystemCatalog
+from tests.dagster.ops.conftest import batch
 
 pytestmark = pytest.mark.dagster
 
@@ -163,3 +166,35 @@ def test_bad_run_config_fails_before_any_write(catalog, make_table, resources):
     for result in (bad_partitions, bad_retention, bad_age):
         assert not result.success and not result.get_asset_materialization_events()
     assert {t.identifier: t.refresh().latest_snapshot().id for t in (pk, log)} == snapshots
+
+
+def test_maintenance_keeps_the_data_version_and_the_incremental_cursor(catalog, warehouse, resources):
+    @dg.asset(key=["db", "src"], metadata={"primary_keys": ["id"], "mode": "upsert",
+                                           "table_options": {"bucket": "1", "write-only": "true"}})
+    def src(context: dg.AssetExecutionContext) -> pa.Table:
+        runs = len(context.instance.fetch_materializations(context.asset_key, limit=10).records)
+        return batch(runs * 10)
+
+    @dg.asset(key=["db", "sink"], ins={"src": dg.AssetIn(key=["db", "src"], metadata={"incremental": True})},
+              metadata={"mode": "append"})
+    def sink(src: pa.Table) -> pa.Table:
+        return src.select(["id"]).append_column("kind", src["_row_kind"])
+
+    instance = dg.DagsterInstance.ephemeral()
+    assets_resources = {"io_manager": PaimonIOManager(warehouse=warehouse)}
+    for _ in range(2):
+        dg.materialize([src, sink], instance=instance, resources=assets_resources)
+    before = instance.fetch_materializations(dg.AssetKey(["db", "sink"]), limit=1).records[0]
+    result = compact_tables.execute_in_process(
+        resources=resources, instance=instance,
+        run_config=dg.RunConfig(ops={"compact_tables_op": CompactConfig(tables=["db.sink", "db.src"], full=True)}))
+    assert set(materializations(result, "compact_tables_op")) == {"db/sink", "db/src"}
+    after = instance.fetch_materializations(dg.AssetKey(["db", "sink"]), limit=1).records[0]
+    assert after.run_id == result.run_id
+    for key in ("dagster/data_version",):
+        assert after.event_log_entry.tags[key] == before.event_log_entry.tags[key]
+    cursor = "paimon/consumed_snapshot/db/src"
+    assert after.asset_materialization.metadata[cursor] == before.asset_materialization.metadata[cursor]
+
+    dg.materialize([src, sink], instance=instance, resources=assets_resources)  # 10 more rows upstream
+    assert catalog.load_table("db.sink").scan().to_arrow().num_rows == 30  # only the new changes were read
