@@ -12,7 +12,7 @@ from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
 from lakehouse_assets.handlers.spark import SparkHandler
-from lakehouse_assets.incremental import IncrementalCursor, wants_incremental
+from lakehouse_assets.incremental import IncrementalCursor, change_plan, plan_steps, wants_incremental
 from lakehouse_assets.metadata import table_metadata
 from lakehouse_assets.partitions import PartitionSlice, partition_columns, partition_slice
 from lakehouse_assets.table_spec import (
@@ -26,7 +26,6 @@ from lakehouse_assets.table_spec import (
 )
 from table_format import (
     FileSystemCatalog,
-    SnapshotNotFoundError,
     Table,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -101,9 +100,9 @@ class PaimonIOManager(dg.ConfigurableIOManager):
                 table_partition_keys=partition_keys, where=where,
             )
             slice_.check_rows(handler.distinct(data, slice_.columns), where=where)
-        created = table is None
+        created = False
         if table is None:
-            table = _create_table(catalog, spec, schema, partition_keys=partition_keys)
+            table, created = _create_table(catalog, spec, schema, partition_keys=partition_keys)
 
         overwrite_partitions = list(slice_.specs) if slice_ is not None and mode == "overwrite" else None
         try:
@@ -158,15 +157,10 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         latest = table.latest_snapshot()
         if latest is None:
             raise PaimonAssetError(f"{where}: the table has no snapshot yet; materialize the upstream asset first")
-        try:
-            data = handler.read_changes(table, target, start=consumed, end=latest.id, columns=columns)
-        except SnapshotNotFoundError as e:
-            raise PaimonAssetError(
-                f"{where}: snapshot {consumed}, consumed last, has expired, so the changes since are lost; keep "
-                "snapshots longer (snapshot.time-retained) than the downstream's update interval"
-            ) from e
+        steps = change_plan(table, consumed, latest.id, where=where)
+        data = handler.read_changes(table, target, steps=steps, columns=columns)
         cursor.record(context.asset_key, latest.id)
-        context.log.info(f"{where}: changes after snapshot {consumed} up to {latest.id}")
+        context.log.info(f"{where}: changes after snapshot {consumed} up to {latest.id}: {plan_steps(steps)}")
         return data
 
     # ---- shared ------------------------------------------------------------------------------
@@ -209,12 +203,13 @@ def _check_declared_keys(table: Table, spec: TableSpec, where: str) -> None:
 
 
 def _create_table(catalog: FileSystemCatalog, spec: TableSpec, schema: pa.Schema, *,
-                  partition_keys: Sequence[str]) -> Table:
-    """Create the table from the data's schema (a concurrent creation of the same table wins)."""
+                  partition_keys: Sequence[str]) -> tuple[Table, bool]:
+    """Create the table from the data's schema; (table, whether this call created it: a concurrent creation of
+    the same table, e.g. another partition's run, wins)."""
     fields = [f for f in schema if f.name != ROW_KIND]
     catalog.create_database(spec.database, exist_ok=True)
     try:
         return catalog.create_table(spec.identifier, pa.schema(fields), primary_keys=spec.primary_keys,
-                                    partition_keys=partition_keys, options=spec.options)
+                                    partition_keys=partition_keys, options=spec.options), True
     except TableAlreadyExistsError:
-        return catalog.load_table(spec.identifier)
+        return catalog.load_table(spec.identifier), False

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import dagster as dg
 
-from lakehouse_assets.metadata import STORAGE_KIND, table_metadata
+from lakehouse_assets.metadata import SNAPSHOT_ID, STORAGE_KIND, table_metadata
 from lakehouse_assets.resources import PaimonCatalogResource
 from lakehouse_assets.table_spec import PaimonAssetError
 
@@ -52,22 +52,37 @@ def paimon_observable_source(
                                       required_resource_keys={resource_key})
     def _observe(context: dg.AssetExecutionContext) -> Iterator[dg.ObserveResult]:
         catalog: PaimonCatalogResource = getattr(context.resources, resource_key)
-        yield observe_table(catalog, identifier, asset_key)
+        yield observe_table(catalog, identifier, asset_key,
+                            last_version=_last_observed_version(context.instance, asset_key))
 
     return _observe
 
 
-def observe_table(catalog: PaimonCatalogResource, identifier: str, asset_key: dg.AssetKey) -> dg.ObserveResult:
-    """The observation of one table: data version = latest snapshot id, plus the table metadata."""
+def observe_table(catalog: PaimonCatalogResource, identifier: str, asset_key: dg.AssetKey, *,
+                  last_version: str | None = None) -> dg.ObserveResult:
+    """The observation of one table: data version = latest snapshot id, plus the table metadata.
+
+    When the snapshot is `last_version` (the one observed last) only the snapshot id is reported: the metadata
+    (an exact row count reads key columns) is computed once per snapshot.
+    """
     if not catalog.catalog().table_exists(identifier):
         return dg.ObserveResult(asset_key=asset_key, metadata={"paimon/exists": False})
     table = catalog.load_table(identifier)
     snapshot = table.latest_snapshot()
-    metadata = table_metadata(table)
-    metadata["paimon/exists"] = True
     if snapshot is None:
-        return dg.ObserveResult(asset_key=asset_key, metadata=metadata)
-    return dg.ObserveResult(asset_key=asset_key, data_version=dg.DataVersion(str(snapshot.id)), metadata=metadata)
+        return dg.ObserveResult(asset_key=asset_key, metadata={"paimon/exists": True})
+    version = dg.DataVersion(str(snapshot.id))
+    if version.value == last_version:
+        return dg.ObserveResult(asset_key=asset_key, data_version=version,
+                                metadata={SNAPSHOT_ID: dg.MetadataValue.int(snapshot.id), "paimon/exists": True})
+    metadata = {**table_metadata(table, snapshot_id=snapshot.id), "paimon/exists": True}
+    return dg.ObserveResult(asset_key=asset_key, data_version=version, metadata=metadata)
+
+
+def _last_observed_version(instance: dg.DagsterInstance, asset_key: dg.AssetKey) -> str | None:
+    records = instance.fetch_observations(asset_key, limit=1).records
+    observation = records[0].asset_observation if records else None
+    return observation.data_version if observation is not None else None
 
 
 def table_asset_key(identifier: str) -> dg.AssetKey:

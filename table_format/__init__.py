@@ -23,7 +23,7 @@ from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.options import parse_duration, parse_memory_size
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
-from table_format.snapshot_summary import SnapshotSummary, snapshot_summary
+from table_format.summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactOutcome, CompactTask

@@ -46,8 +46,8 @@ def prepare_schema_changes(store: FileStore, changes: Sequence[SchemaChange], *,
     old = latest_store.schema
     new = apply_changes(old, changes, table=store.identifier, has_snapshots=snapshot is not None)
     where = f"table {store.identifier!r}: "
-    validate_column_options(new, where)
     validate(new)
+    validate_column_options(new, where)
     if snapshot is not None:
         _refuse_nulls(latest_store, snapshot, old, new)
     return new

@@ -26,9 +26,9 @@ from table_format.io.lock import CommitLock
 from table_format.io.paths import SCHEMA_DIR, TablePaths
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.merge import validate_merge_options
-from table_format.options import ChangelogProducer, CoreOptions, MergeEngine
+from table_format.options import ChangelogProducer, CoreOptions, MergeEngine, check_option_keys
 from table_format.schema import TableSchema, build_schema
-from table_format.schema_evolution import SchemaChange
+from table_format.schema_evolution import SchemaChange, SetOption
 from table_format.store.file_store import FileStore
 from table_format.store.schema_manager import SchemaManager
 from table_format.table import Table
@@ -163,8 +163,9 @@ class FileSystemCatalog:
         table = self.load_table(identifier)
 
         def validate(schema: TableSchema) -> None:
-            # TODO(merge strict): check_option_keys({c.key: c.value for c in changes if isinstance(c, SetOption)},
-            #                     table=identifier, columns=schema.field_names)   (table_format.options)
+            # the keys set now must be known (a table another engine created may hold keys we do not know)
+            check_option_keys({c.key: c.value for c in changes if isinstance(c, SetOption)}, table=identifier,
+                              columns=schema.field_names)
             _validate_options(schema.options, schema, identifier)
             PostCommitMaintenance(FileStore(identifier=identifier, file_io=self.file_io, paths=table.store.paths,
                                             schema=schema), commit_user="alter-table")

@@ -15,7 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from table_format.arrow_types import from_arrow_type
-from table_format.errors import CorruptMetadataError, SchemaError
+from table_format.errors import CorruptMetadataError, OptionError, SchemaError
+from table_format.options import check_option_keys
 from table_format.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, nested_fields
 
 CURRENT_VERSION = 3
@@ -161,6 +162,9 @@ def build_schema(
 ) -> TableSchema:
     """Build schema-0 from an Arrow schema (or fields), validating keys like Paimon's Schema does."""
     where = f"table {table!r}: " if table else ""
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    primary_keys = _keys_from_option(opts, "primary-key", primary_keys, where)
+    partition_keys = _keys_from_option(opts, "partition", partition_keys, where)
     if isinstance(schema, pa.Schema):
         raw = [(f.name, from_arrow_type(f.type, nullable=f.nullable, where=f.name)) for f in schema]
     else:
@@ -199,11 +203,12 @@ def build_schema(
         highest_field_id=highest,
         partition_keys=tuple(partition_keys),
         primary_keys=tuple(primary_keys),
-        options={str(k): str(v) for k, v in (options or {}).items()},
+        options=opts,
         comment=comment,
         time_millis=int(time.time() * 1000),
     )
-    validate_column_options(result, where)
+    check_option_keys(result.options, table=table or "(new table)", columns=result.field_names)
+    _validate_bucket_keys(result, where)
     return result
 
 
@@ -213,7 +218,7 @@ def check_column_name(name: str, where: str) -> None:
 
 
 def validate_column_options(schema: TableSchema, where: str) -> None:
-    """The options that name columns (bucket-key, fields.<col>.*) name existing ones."""
+    """The options that name columns (bucket-key, fields.<col>.*) name existing ones (after an alter)."""
     _validate_bucket_keys(schema, where)
     _validate_field_options(schema, where)
 
@@ -226,9 +231,19 @@ def _validate_field_options(schema: TableSchema, where: str) -> None:
             continue
         unknown = [n for n in key[len("fields."):].split(".", 1)[0].split(",") if n not in schema.field_names]
         if unknown:
-            raise SchemaError(
+            raise OptionError(
                 f"{where}option {key!r} names {unknown}, which are not columns (columns: {schema.field_names})"
             )
+
+
+def _keys_from_option(options: dict[str, str], key: str, given: Sequence[str], where: str) -> Sequence[str]:
+    """Java's Schema: the table option 'primary-key' / 'partition' ("a,b") gives the keys and is not stored."""
+    if key not in options:
+        return given
+    if given:
+        what = "primary keys" if key == "primary-key" else "partition keys"
+        raise OptionError(f"{where}option {key!r} and the {what} argument both define the {what}; use one")
+    return [k.strip() for k in options.pop(key).split(",") if k.strip()]
 
 
 def _validate_bucket_keys(schema: TableSchema, where: str) -> None:

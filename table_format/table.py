@@ -169,6 +169,8 @@ class Table:
             store = store.with_schema(store.schema_by_id(snapshot.schema_id))
         else:
             snapshot = self.store.snapshots.latest()
+            if snapshot is not None and snapshot.schema_id > store.schema.id:  # this table object is stale
+                store = store.with_schema(store.schema_by_id(snapshot.schema_id))
         predicate = parse_filter(filter, store.schema, table=self.identifier)
         return TableScan(self, predicate=predicate, columns=columns, snapshot=snapshot, limit=limit, store=store)
 

@@ -40,17 +40,22 @@ def write_table(
     writer changes the schema concurrently, the write is redone on top of it (a few times at most).
     """
     check_schema_mode(schema_mode, table=table.identifier)
-    if schema_mode == "merge":  # the input is read once, for the retries on a concurrent schema change
-        data = to_arrow_table(data, table=table.identifier)
-        for attempt in range(MERGE_ATTEMPTS):
-            try:
-                return _write_once(table, data, mode, overwrite_partitions, schema_mode)
-            except SchemaConflictError:
-                if attempt == MERGE_ATTEMPTS - 1:
-                    raise
-            finally:
-                table.refresh()  # the schema this write (or a concurrent one) published
-    return _write_once(table, data, mode, overwrite_partitions, schema_mode)
+    if schema_mode == "strict":
+        return _write_once(table, data, mode, overwrite_partitions, schema_mode)
+    data = to_arrow_table(data, table=table.identifier)  # read once: a retry writes it again
+    for _ in range(MERGE_ATTEMPTS - 1):
+        try:
+            return _write_merged(table, data, mode, overwrite_partitions)
+        except SchemaConflictError:
+            table.refresh()  # another writer's schema: evolve from it
+    return _write_merged(table, data, mode, overwrite_partitions)
+
+
+def _write_merged(table: Table, data: Any, mode: str,
+                  overwrite_partitions: Sequence[Mapping[str, Any]] | None) -> int | None:
+    snapshot_id = _write_once(table, data, mode, overwrite_partitions, "merge")
+    table.refresh()  # the schema this write published (also when it wrote no rows)
+    return snapshot_id
 
 
 def _write_once(table: Table, data: Any, mode: str, overwrite_partitions: Sequence[Mapping[str, Any]] | None,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lakehouse_assets.incremental import ChangeStep
 from table_format import FileSystemCatalog, Table, write_table
 
 ROW_KIND = "_row_kind"
@@ -43,12 +44,10 @@ class PaimonTypeHandler(ABC):
         """The merged view of `table` (at `snapshot_id`, default latest) as `target_type`."""
 
     @abstractmethod
-    def read_changes(self, table: Table, target_type: Any, *, start: int | None, end: int,
+    def read_changes(self, table: Table, target_type: Any, *, steps: Sequence[ChangeStep],
                      columns: Sequence[str] | None) -> Any:
-        """Rows changed after snapshot `start` up to `end`, with a ``_row_kind`` column (+I, -U, +U, -D).
-
-        ``start=None`` means nothing was consumed yet: every row of snapshot `end`, each as +I.
-        """
+        """The changes the steps describe (see `lakehouse_assets.incremental.change_plan`), in order, with a
+        ``_row_kind`` column (+I, -U, +U, -D)."""
 
 
 class ArrowPivotHandler(PaimonTypeHandler):
@@ -80,13 +79,27 @@ class ArrowPivotHandler(PaimonTypeHandler):
         return self.from_arrow(table.scan(filter=filter, columns=columns, snapshot_id=snapshot_id).to_arrow(),
                                target_type)
 
-    def read_changes(self, table: Table, target_type: Any, *, start: int | None, end: int,
+    def read_changes(self, table: Table, target_type: Any, *, steps: Sequence[ChangeStep],
                      columns: Sequence[str] | None) -> Any:
-        if start is None:
-            data = table.scan(columns=columns, snapshot_id=end).to_arrow()
-            kinds = pa.array(["+I"] * data.num_rows, pa.string()) if data.num_rows else pa.array([], pa.string())
-            data = data.append_column(pa.field(ROW_KIND, pa.string(), nullable=False), kinds)
-        else:
-            data = table.changes(start, end, columns=columns)
-        return self.from_arrow(data, target_type)
+        pieces: list[pa.Table] = []
+        for step in steps:
+            if step.kind == "changes":
+                pieces.append(table.changes(step.start, step.end, columns=columns))
+                continue
+            if step.kind == "replace":
+                before = table.scan(filter=step.partition_filter(), columns=columns, snapshot_id=step.start)
+                pieces.append(_with_kind(before.to_arrow(), "-D"))
+            after = table.scan(filter=step.partition_filter(), columns=columns, snapshot_id=step.end)
+            pieces.append(_with_kind(after.to_arrow(), "+I"))
+        return self.from_arrow(_concat(pieces), target_type)
 
+
+def _with_kind(data: pa.Table, kind: str) -> pa.Table:
+    return data.append_column(pa.field(ROW_KIND, pa.string(), nullable=False),
+                              pa.repeat(pa.scalar(kind, pa.string()), data.num_rows))
+
+
+def _concat(pieces: Sequence[pa.Table]) -> pa.Table:
+    """One table of change pieces (nullable columns as table.changes returns them; later columns added)."""
+    relaxed = [p.cast(pa.schema([f.with_nullable(f.name != ROW_KIND) for f in p.schema])) for p in pieces]
+    return relaxed[0] if len(relaxed) == 1 else pa.concat_tables(relaxed, promote_options="permissive")

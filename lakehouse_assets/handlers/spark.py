@@ -15,6 +15,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from jobs.spark import spark_session, write
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
+from lakehouse_assets.incremental import ChangeStep
 from table_format import FileSystemCatalog, SchemaChange, Table
 
 
@@ -41,12 +42,21 @@ class SparkHandler(PaimonTypeHandler):
         frame = reader.load(table.path)
         return frame.filter(_column_filter(filter)) if filter else frame
 
-    def read_changes(self, table: Table, target_type: Any, *, start: int | None, end: int,
+    def read_changes(self, table: Table, target_type: Any, *, steps: Sequence[ChangeStep],
                      columns: Sequence[str] | None) -> DataFrame:
-        if start is None:
-            frame = _reader(columns).option("snapshot-id", str(end)).load(table.path)
-            return frame.withColumn(ROW_KIND, F.lit("+I"))
-        return _reader(columns).option("incremental-between", f"{start},{end}").load(table.path)
+        pieces: list[DataFrame] = []
+        for step in steps:
+            if step.kind == "changes":
+                pieces.append(_reader(columns).option("incremental-between", f"{step.start},{step.end}")
+                              .load(table.path))
+                continue
+            if step.kind == "replace":
+                pieces.append(self._at(table, step, step.start, columns).withColumn(ROW_KIND, F.lit("-D")))
+            pieces.append(self._at(table, step, step.end, columns).withColumn(ROW_KIND, F.lit("+I")))
+        return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), pieces)
+
+    def _at(self, table: Table, step: ChangeStep, snapshot_id: int | None, columns: Sequence[str] | None) -> DataFrame:
+        return self.read(table, DataFrame, filter=step.partition_filter(), columns=columns, snapshot_id=snapshot_id)
 
 
 def _reader(columns: Sequence[str] | None) -> Any:

@@ -21,7 +21,7 @@ from table_format.predicate import Predicate, equality_values
 from table_format.row.binary_row import decode_row
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
-from table_format.types import DataType
+from table_format.types import CharType, DataType
 
 
 def _stats_maps(
@@ -102,9 +102,14 @@ class ScanPlanner:
                 by_id = {x.id: x.name for x in store.schema.fields}
                 names = [by_id.get(x.id, "\0" + x.name) for x in fields]
                 mins, maxs, nulls = _stats_maps(f.value_stats, names, [x.type for x in fields])
-                if file_schema.id != store.schema.id:  # columns added after the file was written: all null
-                    in_file = {x.id for x in file_schema.fields}
-                    nulls.update({x.name: f.row_count for x in store.schema.fields if x.id not in in_file})
+                if file_schema.id != store.schema.id:
+                    in_file = {x.id: x.type for x in file_schema.fields}
+                    for x in store.schema.fields:
+                        if x.id not in in_file:  # added after the file was written: all null
+                            nulls[x.name] = f.row_count
+                        elif isinstance(x.type, CharType) and in_file[x.id] != x.type:  # values read padded
+                            mins.pop(x.name, None)
+                            maxs.pop(x.name, None)
         except Exception:  # unknown stats layout: keep the file
             return True
         return pred.test_stats(mins, maxs, nulls, f.row_count)

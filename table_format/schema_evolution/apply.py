@@ -97,7 +97,7 @@ def _set_option(draft: _Draft, c: SetOption, old: TableSchema, where: str, has_s
     if c.key == "path":
         raise OptionError(f"{where}option 'path' cannot be changed")
     if has_snapshots and draft.options.get(c.key) != c.value:
-        _check_mutable(c.key, old, where)
+        _check_mutable(c.key, where)
         if c.key == "bucket":
             raise OptionError(
                 f"{where}option 'bucket' cannot be changed by alter_table on a table with data: its files would "
@@ -108,13 +108,13 @@ def _set_option(draft: _Draft, c: SetOption, old: TableSchema, where: str, has_s
 
 def _remove_option(draft: _Draft, c: RemoveOption, old: TableSchema, where: str, has_snapshots: bool) -> None:
     if has_snapshots and c.key in draft.options:
-        _check_mutable(c.key, old, where)
+        _check_mutable(c.key, where)
         if c.key == "bucket":
             raise OptionError(f"{where}option 'bucket' cannot be removed from a table with data")
     draft.options.pop(c.key, None)
 
 
-def _check_mutable(key: str, old: TableSchema, where: str) -> None:
+def _check_mutable(key: str, where: str) -> None:
     if key in IMMUTABLE_OPTIONS:
         raise OptionError(f"{where}option {key!r} cannot be changed once the table has data (Paimon refuses it too)")
 
@@ -165,10 +165,10 @@ def _drop_column(draft: _Draft, c: DropColumn, old: TableSchema, where: str, has
 
 
 def _refuse_key_column(name: str, old: TableSchema, where: str, verb: str) -> None:
-    if name in old.primary_keys:
-        raise SchemaError(f"{where}cannot {verb} column {name!r}: it is part of the primary key {list(old.primary_keys)}")
     if name in old.partition_keys:
         raise SchemaError(f"{where}cannot {verb} column {name!r}: it is a partition key {list(old.partition_keys)}")
+    if name in old.primary_keys:
+        raise SchemaError(f"{where}cannot {verb} column {name!r}: it is part of the primary key {list(old.primary_keys)}")
 
 
 def _update_type(draft: _Draft, c: UpdateColumnType, old: TableSchema, where: str, has_snapshots: bool) -> None:

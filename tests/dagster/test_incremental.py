@@ -42,6 +42,9 @@ def test_changes_since_the_last_materialization_across_three_upstream_runs(wareh
     first = downstream()  # nothing consumed yet: the whole table as +I
     assert metadata_of(first, "inc__customer_log")[cursor_key(dg.AssetKey(["inc", "customers"]))] == 1
 
+    # a maintenance job reports a compaction of the downstream table: a materialization without the cursor
+    instance.report_runless_asset_event(dg.AssetMaterialization(["inc", "customer_log"],
+                                                                metadata={"paimon/commit_kind": "COMPACT"}))
     run([customers], io_manager, instance)
     fail["now"] = True
     assert not downstream().success  # loaded snapshot 2, then failed: the cursor must stay at 1
@@ -102,3 +105,76 @@ def test_incremental_input_over_a_partitioned_upstream_reads_the_changes_of_ever
     run([visits], io_manager, instance, partition_key="2024-05-01")
     run([visits, visit_changes], io_manager, instance, selection=[visit_changes])
     assert seen == [[("2024-05-01", 1, "+I")], [("2024-05-01", 3, "+I"), ("2024-05-02", 2, "+I")]]
+
+
+def test_overwrites_upstream_become_retractions_and_inserts(warehouse, instance):
+    daily = dg.DailyPartitionsDefinition(start_date="2024-05-01")
+    runs = iter([("2024-05-01", 1, "overwrite"), ("2024-05-02", 2, "append"), ("2024-05-01", 3, "overwrite")])
+
+    @dg.asset(key_prefix="ow", partitions_def=daily, metadata={"partition_expr": "dt"})
+    def days(context: dg.AssetExecutionContext) -> dg.Output[pa.Table]:
+        day, n, mode = next(runs)
+        assert day == context.partition_key
+        return dg.Output(pa.table({"dt": [day, day], "n": [n, n * 10]}), metadata={"mode": mode})
+
+    seen: list[list[tuple[str, int, str]]] = []
+
+    @dg.asset(key_prefix="ow", ins={"days": dg.AssetIn(key=["ow", "days"], metadata={"incremental": True})})
+    def day_changes(days: pl.DataFrame) -> pa.Table:
+        seen.append(list(days.select("dt", "n", "_row_kind").iter_rows()))
+        return pa.table({"rows": [days.height]})
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+    run([days], io_manager, instance, partition_key="2024-05-01")
+    run([days, day_changes], io_manager, instance, selection=[day_changes])
+    run([days], io_manager, instance, partition_key="2024-05-02")
+    run([days], io_manager, instance, partition_key="2024-05-01")
+    run([days, day_changes], io_manager, instance, selection=[day_changes])
+    assert seen[0] == [("2024-05-01", 1, "+I"), ("2024-05-01", 10, "+I")]
+    assert seen[1] == [("2024-05-02", 2, "+I"), ("2024-05-02", 20, "+I"),   # the append, then the overwrite:
+                       ("2024-05-01", 1, "-D"), ("2024-05-01", 10, "-D"),   # old rows of the partition retracted
+                       ("2024-05-01", 3, "+I"), ("2024-05-01", 30, "+I")]   # and the new ones inserted
+
+    @dg.asset(key_prefix="ow")
+    def whole() -> pa.Table:
+        return pa.table({"id": pa.array(next(batches), pa.int64())})
+
+    @dg.asset(key_prefix="ow", ins={"whole": dg.AssetIn(key=["ow", "whole"], metadata={"incremental": True})})
+    def whole_changes(whole: pa.Table) -> pa.Table:
+        seen.append(sorted(zip(whole["id"].to_pylist(), whole["_row_kind"].to_pylist(), strict=True)))
+        return pa.table({"rows": [whole.num_rows]})
+
+    batches = iter([[1, 2], [2, 3]])
+    run([whole], io_manager, instance)
+    run([whole, whole_changes], io_manager, instance, selection=[whole_changes])
+    run([whole], io_manager, instance)  # the default mode: overwrite the whole table
+    run([whole, whole_changes], io_manager, instance, selection=[whole_changes])
+    assert seen[3] == [(1, "-D"), (2, "+I"), (2, "-D"), (3, "+I")]
+
+
+def test_a_multi_asset_records_its_cursor_on_every_asset_it_materializes(warehouse, instance):
+    batches = iter([[1, 2], [3]])
+
+    @dg.asset(key_prefix="ma", metadata={"mode": "append"})
+    def events() -> pa.Table:
+        return pa.table({"id": pa.array(next(batches), pa.int64())})
+
+    @dg.multi_asset(outs={"evens": dg.AssetOut(key_prefix="ma"), "odds": dg.AssetOut(key_prefix="ma")},
+                    ins={"events": dg.AssetIn(key=["ma", "events"], metadata={"incremental": True})})
+    def split(events: pa.Table):
+        ids = events["id"].to_pylist()
+        yield dg.Output(pa.table({"id": pa.array([i for i in ids if i % 2 == 0], pa.int64())}), "evens",
+                        metadata={"mode": "append"})
+        yield dg.Output(pa.table({"id": pa.array([i for i in ids if i % 2], pa.int64())}), "odds",
+                        metadata={"mode": "append"})
+
+    io_manager = PaimonIOManager(warehouse=warehouse)
+    for _ in range(2):
+        run([events], io_manager, instance)
+        run([events, split], io_manager, instance, selection=[split])
+    cursor = cursor_key(dg.AssetKey(["ma", "events"]))
+    for name in ("evens", "odds"):
+        record = instance.fetch_materializations(dg.AssetKey(["ma", name]), limit=1).records[0]
+        assert record.asset_materialization.metadata[cursor].value == 2
+    assert rows(warehouse, "ma.evens") == [{"id": 2}]
+    assert rows(warehouse, "ma.odds") == [{"id": 1}, {"id": 3}]

@@ -57,6 +57,8 @@ def test_observations_report_each_new_snapshot_and_eager_downstreams_follow(ware
 
     cursor = evaluation.cursor
     _observe(source, warehouse, instance)  # same snapshot: same data version, nothing to do
+    (observation,) = [r.asset_observation for r in instance.fetch_observations(key, limit=1).records]
+    assert observation.data_version == "1" and "dagster/row_count" not in observation.metadata  # not recomputed
     evaluation = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
     assert evaluation.total_requested == 0
 
@@ -109,3 +111,24 @@ def test_the_external_table_sensor_reports_each_new_snapshot_once_as_an_external
     write_table(table, pa.table({"id": pa.array([4], pa.int64())}))
     (event,) = tick(second.cursor).asset_events
     assert event.tags["dagster/data_version"] == "2"
+
+
+def test_a_downstream_reads_an_outside_written_table_incrementally(warehouse, instance):
+    source = paimon_observable_source("ext.orders")
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("ext")
+    table = catalog.create_table("ext.orders", pa.schema([("id", pa.int64())]))
+    seen = []
+
+    @dg.asset(key_prefix="mart", ins={"orders": dg.AssetIn(key=["ext", "orders"], metadata={"incremental": True})})
+    def new_orders(orders: pa.Table) -> pa.Table:
+        seen.append(sorted(orders["id"].to_pylist()))
+        return pa.table({"n": [orders.num_rows]})
+
+    resources = {"io_manager": PaimonIOManager(warehouse=warehouse),
+                 "paimon_catalog": PaimonCatalogResource(warehouse=warehouse)}
+    for ids in ([1, 2], [3]):
+        write_table(table, pa.table({"id": pa.array(ids, pa.int64())}))  # an outside writer
+        assert dg.materialize([source, new_orders], selection=[new_orders], resources=resources,
+                              instance=instance).success
+    assert seen == [[1, 2], [3]]

@@ -1,6 +1,8 @@
 """Dagster partitions -> Paimon partitions: each run replaces exactly its partitions; mismatches write nothing."""
 
 import datetime as dt
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
 import pyarrow as pa
@@ -168,3 +170,54 @@ def test_a_partitioned_asset_cannot_write_into_an_unpartitioned_table(warehouse,
     with pytest.raises(Exception, match=r"not a partition key of the table \(partition keys: \[\]\)"):
         run([partitioned], io_manager, instance, partition_key="eu")
     assert snapshot_count(warehouse, "sw.t") == 1
+
+
+def test_a_dagster_partition_over_a_coarser_table_partition_replaces_all_its_sub_partitions(
+        warehouse, io_manager, instance):
+    regions = iter([["eu", "us"], ["eu"]])
+
+    @dg.asset(key_prefix="sub", partitions_def=DAILY,
+              metadata={"partition_expr": "dt", "partition_keys": ["dt", "region"]})
+    def sales(context: dg.AssetExecutionContext) -> pa.Table:
+        names = next(regions, ["us"])
+        return pa.table({"dt": [context.partition_key] * len(names), "region": names, "v": [len(names)] * len(names)})
+
+    run([sales], io_manager, instance, partition_key="2024-05-01")
+    run([sales], io_manager, instance, partition_key="2024-05-02")
+    run([sales], io_manager, instance, partition_key="2024-05-01")  # only "us" now: the "eu" rows of that day go
+    got = rows(warehouse, "sub.sales", sort=["dt", "region"])
+    assert [(r["dt"], r["region"]) for r in got] == [("2024-05-01", "us"), ("2024-05-02", "eu")]
+    assert FileSystemCatalog(warehouse).load_table("sub.sales").partition_keys == ["dt", "region"]
+
+
+def test_hourly_partitions_on_a_local_zoned_timestamp_column(warehouse, io_manager, instance):
+    hourly = dg.HourlyPartitionsDefinition(start_date="2024-05-01-00:00", timezone="Europe/Paris")
+
+    @dg.asset(key_prefix="tz", partitions_def=hourly, metadata={"partition_expr": "hour"})
+    def readings(context: dg.AssetExecutionContext) -> pa.Table:
+        start = context.partition_time_window.start
+        return pa.table({"hour": pa.array([start], pa.timestamp("us", tz="UTC")), "value": [1.0]})
+
+    run([readings], io_manager, instance, partition_key="2024-05-01-05:00")
+    run([readings], io_manager, instance, partition_key="2024-05-01-05:00")
+    (row,) = rows(warehouse, "tz.readings", sort=["hour"])
+    assert row["hour"].isoformat() == "2024-05-01T03:00:00+00:00"  # 05:00 in Paris
+
+
+def test_concurrent_partitions_of_a_new_table_both_land(warehouse, io_manager):
+    """Two partitions' runs at once (a multiprocess backfill): one creates the table, both commit their partition."""
+    days = [f"2024-05-0{d}" for d in range(1, 7)]
+    barrier = threading.Barrier(len(days))
+
+    contexts = {day: dg.build_output_context(name="result", asset_key=["conc", "t"], partition_key=day,
+                                             asset_partitions_def=DAILY, definition_metadata={"partition_expr": "dt"})
+                for day in days}
+
+    def write(day: str) -> None:
+        barrier.wait()
+        io_manager.handle_output(contexts[day], pa.table({"dt": [day], "v": [1]}))
+
+    with ThreadPoolExecutor(len(days)) as pool:
+        list(pool.map(write, days))
+    assert [r["dt"] for r in rows(warehouse, "conc.t", sort=["dt"])] == days
+    assert snapshot_count(warehouse, "conc.t") == len(days)

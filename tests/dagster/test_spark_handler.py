@@ -1,5 +1,10 @@
 """PySpark DataFrames in and out of the IO manager (through jobs.spark), on the session-wide SparkSession."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import dagster as dg
 import pyarrow as pa
 import pytest
@@ -49,11 +54,13 @@ def test_spark_partition_mismatch_writes_nothing_and_incremental_reads(spark, wa
         _run([wrong], warehouse, instance, partition_key="eu")
     assert snapshot_count(warehouse, "sp.wrong") == 0
 
-    batches = iter([[1, 2], [3]])
+    batches = iter([([1, 2], "append"), ([3], "append"), ([4], "overwrite")])
 
-    @dg.asset(key_prefix="sp", metadata={"mode": "append"})
-    def log(pyspark: PaimonPySparkResource) -> DataFrame:
-        return pyspark.spark_session.createDataFrame(pa.table({"id": pa.array(next(batches), pa.int64())}))
+    @dg.asset(key_prefix="sp")
+    def log(pyspark: PaimonPySparkResource) -> dg.Output[DataFrame]:
+        ids, mode = next(batches)
+        frame = pyspark.spark_session.createDataFrame(pa.table({"id": pa.array(ids, pa.int64())}))
+        return dg.Output(frame, metadata={"mode": mode})
 
     @dg.asset(key_prefix="sp", ins={"log": dg.AssetIn(key=["sp", "log"], metadata={"incremental": True})})
     def log_changes(log: DataFrame) -> pa.Table:
@@ -65,3 +72,33 @@ def test_spark_partition_mismatch_writes_nothing_and_incremental_reads(spark, wa
     _run([log], warehouse, instance)
     _run([log, log_changes], warehouse, instance, selection=[log_changes])
     assert rows(warehouse, "sp.log_changes") == [{"id": 3, "kind": "+I"}]
+    _run([log], warehouse, instance)  # an overwrite: retractions of the old rows, the new row inserted
+    _run([log, log_changes], warehouse, instance, selection=[log_changes])
+    assert rows(warehouse, "sp.log_changes", sort=["kind", "id"]) == [
+        {"id": 4, "kind": "+I"}, {"id": 1, "kind": "-D"}, {"id": 2, "kind": "-D"}, {"id": 3, "kind": "-D"}]
+
+
+OWN_SESSION = """
+import dagster as dg, pyarrow as pa
+from pyspark import SparkContext
+from lakehouse_assets import PaimonIOManager, PaimonPySparkResource, pyspark_resource
+
+@dg.asset
+def t(pyspark: PaimonPySparkResource) -> pa.Table:
+    return pa.table({"n": [pyspark.spark_session.range(5).count()]})
+
+result = dg.materialize([t], resources={"io_manager": PaimonIOManager(warehouse=WAREHOUSE),
+                                        "pyspark": pyspark_resource()})
+assert result.success
+assert SparkContext._active_spark_context is None, "the session the resource created is still running"
+print("stopped")
+"""
+
+
+def test_a_session_the_resource_created_is_stopped_after_the_run(spark, warehouse):
+    """In a fresh process (no active session): the resource creates one, and stops it at teardown."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "SPARK_MASTER": "local[1]"}
+    script = f"WAREHOUSE = {warehouse!r}\n" + OWN_SESSION
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith("stopped")

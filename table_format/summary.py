@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from table_format.errors import SnapshotNotFoundError
 from table_format.meta.manifest import FileKind
@@ -32,6 +34,7 @@ class SnapshotSummary:
     total_file_size: int
     bucket_count: int
     max_sorted_runs: int
+    delta_partitions: tuple[Mapping[str, Any], ...] = ()
 
 
 def snapshot_summary(table: Table, snapshot_id: int | None = None) -> SnapshotSummary | None:
@@ -73,4 +76,5 @@ def snapshot_summary(table: Table, snapshot_id: int | None = None) -> SnapshotSu
         total_file_size=sum(e.file.file_size for e in live),
         bucket_count=len(buckets),
         max_sorted_runs=max((level0[b] + len(levels[b]) for b in buckets), default=0),
+        delta_partitions=tuple(table.partition_values(p) for p in sorted({e.partition for e in delta})),
     )
