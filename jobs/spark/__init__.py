@@ -2,6 +2,7 @@
 
 from jobs.spark.data_source import register_data_source
 from jobs.spark.maintenance import compact, expire_snapshots, remove_orphan_files, rescale
+from jobs.spark.routing import write
 from jobs.spark.session import spark_session
 from jobs.spark.shipping import ship_code
 
@@ -13,4 +14,5 @@ __all__ = [
     "rescale",
     "ship_code",
     "spark_session",
+    "write",
 ]
