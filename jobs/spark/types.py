@@ -33,6 +33,7 @@ _SIMPLE: list[tuple[pa.DataType, st.DataType]] = [
     (pa.date32(), st.DateType()),
 ]
 
+SPARK_MAX_DECIMAL_DIGITS = 38
 SPARK_TIMEZONE = "UTC"  # the time zone of TimestampType values in the Arrow batches Spark exchanges with Python
 
 
@@ -42,7 +43,7 @@ def spark_type(arrow_type: pa.DataType, *, where: str) -> st.DataType:
         if arrow_type == a:
             return s
     if pa.types.is_decimal(arrow_type):
-        if arrow_type.precision > st.DecimalType.MAX_PRECISION:  # type: ignore[attr-defined]
+        if arrow_type.precision > SPARK_MAX_DECIMAL_DIGITS:
             raise SchemaError(f"{where}: {arrow_type} has more than 38 digits, which Spark cannot hold")
         return st.DecimalType(arrow_type.precision, arrow_type.scale)
     if pa.types.is_timestamp(arrow_type):

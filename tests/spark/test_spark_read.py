@@ -1,0 +1,184 @@
+"""spark.read.format("paimon"): the merged view, pushdown with pruning, projection, time travel, incremental reads."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.utils import CapturedException
+
+from jobs.spark.types import exchange_schema, to_exchange
+from table_format import FileSystemCatalog, write_table
+
+pytestmark = pytest.mark.spark
+
+
+def _catalog(warehouse):
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", exist_ok=True)
+    return catalog
+
+
+def _key(row):
+    return tuple((v is None, str(v)) for v in row.values())
+
+
+def _comparable(rows):
+    """Rows sorted, NaN as a string (NaN != NaN would fail equal rows)."""
+    return sorted(({k: "NaN" if isinstance(v, float) and v != v else v for k, v in r.items()} for r in rows),
+                  key=_key)
+
+
+def _spark_rows(df):
+    return _comparable(df.toArrow().to_pylist())
+
+
+def _our_rows(table, **scan):
+    return _comparable(table.scan(**scan).to_arrow().to_pylist())
+
+
+@pytest.fixture
+def events(warehouse):
+    """A partitioned append table: 4 commits, one file each, ids 0..399, dt d0/d1, a float column."""
+    table = _catalog(warehouse).create_table(
+        "db.events", pa.schema([("id", pa.int64()), ("dt", pa.string()), ("name", pa.string()), ("x", pa.float64())]),
+        partition_keys=["dt"])
+    for i in range(4):
+        ids = list(range(i * 100, i * 100 + 100))
+        write_table(table, pa.table({"id": pa.array(ids, pa.int64()), "dt": [f"d{i % 2}"] * 100,
+                                     "name": [f"n{j}" if j % 7 else None for j in ids],
+                                     "x": [j / 2 if j % 50 else float("nan") for j in ids]}))
+    return table
+
+
+def test_counts_and_rows_equal_table_format(spark, events):
+    df = spark.read.format("paimon").load(events.path)
+    assert df.count() == 400
+    assert _spark_rows(df) == _our_rows(events)
+    assert df.rdd.getNumPartitions() == 2  # four small files packed into min-partitions=2 Spark partitions
+    one_each = spark.read.format("paimon").option("min-partitions", "8").load(events.path)
+    assert one_each.rdd.getNumPartitions() == 4
+
+
+def _filter_of_plan(df):
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    return [line for line in plan.splitlines() if re.search(r"(^|\s)Filter\s", line)]
+
+
+@pytest.mark.parametrize(("where", "dnf", "files"), [
+    ("dt = 'd0'", [("dt", "=", "d0")], 2),  # partition pruning
+    ("id >= 350", [("id", ">=", 350)], 1),  # min/max pruning
+    ("id in (5, 250) and dt <> 'd1'", [("id", "in", [5, 250]), ("dt", "!=", "d1")], 2),
+    ("name like 'n1%'", [("name", "starts_with", "n1")], 2),
+    ("name is null and id < 100", [("name", "is null"), ("id", "<", 100)], 1),
+    ("not (id <= 10) and id < 20", [("id", ">", 10), ("id", "<", 20)], 1),
+])
+def test_pushed_filters_prune_and_are_not_applied_again(spark, events, where, dnf, files):
+    # one file per Spark partition: the partition count is the number of files left after pruning (of 4)
+    df = spark.read.format("paimon").option("min-partitions", "8").load(events.path).where(where)
+    assert df.rdd.getNumPartitions() == files
+    assert _spark_rows(df) == _our_rows(events, filter=dnf)
+    assert not _filter_of_plan(df)  # taken by the data source: Spark has nothing left to filter
+
+
+@pytest.mark.parametrize("where", [
+    "x > 100",  # floats are never taken (NaN orders above every number in Spark)
+    "name like '%3'",
+    "id < 10 or id > 390",  # OR is not pushed by Spark
+    "id + 1 = 5",
+])
+def test_filters_not_taken_are_applied_by_spark(spark, events, where):
+    df = spark.read.format("paimon").load(events.path).where(where)
+    assert _filter_of_plan(df)
+    expected = {"x > 100": lambda r: r["x"] > 100 or r["x"] != r["x"],
+                "name like '%3'": lambda r: r["name"] is not None and r["name"].endswith("3"),
+                "id < 10 or id > 390": lambda r: r["id"] < 10 or r["id"] > 390,
+                "id + 1 = 5": lambda r: r["id"] == 4}[where]
+    rows = _spark_rows(df)
+    assert len(rows) == sum(1 for r in events.scan().to_arrow().to_pylist() if expected(r)) > 0
+
+
+def test_projection_option(spark, events):
+    df = spark.read.format("paimon").option("columns", "name,id").load(events.path)
+    assert df.columns == ["name", "id"]
+    assert _spark_rows(df.where("id > 300")) == _our_rows(events, columns=["name", "id"], filter=[("id", ">", 300)])
+    with pytest.raises(CapturedException, match="unknown columns \\['nope'\\]"):
+        spark.read.format("paimon").option("columns", "id,nope").load(events.path).schema  # noqa: B018
+
+
+def test_primary_key_merged_view_time_travel_and_tags(spark, warehouse):
+    table = _catalog(warehouse).create_table(
+        "db.pk", pa.schema([pa.field("k", pa.int32(), nullable=False), ("v", pa.string())]),
+        primary_keys=["k"], options={"bucket": "2"})
+    write_table(table, pa.table({"k": pa.array(range(10), pa.int32()), "v": ["a"] * 10}))
+    table.create_tag("first")
+    write_table(table, pa.table({"k": pa.array([1, 2, 3], pa.int32()), "v": ["b"] * 3,
+                                 "_row_kind": ["+U", "-D", "+U"]}))
+    write_table(table, pa.table({"k": pa.array([20], pa.int32()), "v": ["c"]}))
+    def read():
+        return spark.read.format("paimon")
+
+    assert _spark_rows(read().load(table.path)) == _our_rows(table)
+    assert len(_our_rows(table)) == 10
+    assert _spark_rows(read().option("snapshot-id", "2").load(table.path)) == _our_rows(table, snapshot_id=2)
+    assert _spark_rows(read().option("tag", "first").load(table.path)) == _our_rows(table, tag="first")
+    assert _spark_rows(read().load(table.path).where("k = 3")) == [{"k": 3, "v": "b"}]  # bucket pruning + merge
+
+    changes = spark.read.format("paimon").option("incremental-between", "1,3").load(table.path)
+    assert changes.columns == ["k", "v", "_row_kind"]
+    assert _spark_rows(changes) == _comparable(table.changes(1, 3).to_pylist())
+    assert {r["_row_kind"] for r in _spark_rows(changes)} >= {"+U", "-D", "+I"}
+    with pytest.raises(CapturedException, match="'snapshot-id', 'tag'"):
+        read().option("snapshot-id", "1").option("tag", "first").load(table.path).schema  # noqa: B018
+
+
+def test_load_by_warehouse_and_identifier(spark, events, warehouse):
+    df = spark.read.format("paimon").option("warehouse", warehouse).load("db.events")
+    assert df.count() == 400
+
+
+ALL_TYPES = pa.schema([
+    ("b", pa.bool_()), ("i8", pa.int8()), ("i16", pa.int16()), ("i32", pa.int32()), ("i64", pa.int64()),
+    ("f32", pa.float32()), ("f64", pa.float64()), ("dec", pa.decimal128(12, 3)), ("s", pa.string()),
+    ("bin", pa.binary()), ("d", pa.date32()), ("ts", pa.timestamp("us")), ("ts3", pa.timestamp("ms")),
+    ("ltz", pa.timestamp("us", tz="UTC")), ("arr", pa.list_(pa.int32())), ("m", pa.map_(pa.string(), pa.int64())),
+    ("row", pa.struct([("x", pa.int32()), ("y", pa.string())])),
+])
+
+
+def _all_types_data():
+    ts = datetime.datetime(2024, 5, 14, 12, 30, 1, 123456)
+    return pa.table({
+        "b": [True, None], "i8": [1, -128], "i16": [2, None], "i32": [3, 2**31 - 1], "i64": [4, -(2**63)],
+        "f32": [1.5, None], "f64": [2.25, -0.0], "dec": [Decimal("123456789.123"), None], "s": ["é", ""],
+        "bin": [b"\x00\xff", None], "d": [datetime.date(2024, 5, 14), None], "ts": [ts, None],
+        "ts3": [ts.replace(microsecond=123000), None], "ltz": [ts.replace(tzinfo=datetime.timezone.utc), None],
+        "arr": [[1, None, 3], None], "m": [[("a", 1)], None], "row": [{"x": 1, "y": "z"}, None],
+    }, schema=ALL_TYPES)
+
+
+def test_every_type_reads_and_writes_back(spark, warehouse, oracle):
+    catalog = _catalog(warehouse)
+    source = catalog.create_table("db.types", ALL_TYPES)
+    write_table(source, _all_types_data())
+    df = spark.read.format("paimon").load(source.path)
+    ours = source.scan().to_arrow()
+    assert df.toArrow().to_pylist() == to_exchange(ours, exchange_schema(df.schema)).to_pylist()
+
+    copy = catalog.create_table("db.types_copy", ALL_TYPES)
+    df.write.format("paimon").mode("append").save(copy.path)
+    assert copy.scan().to_arrow().equals(ours)
+    assert oracle.read(warehouse, "db", "types_copy") == oracle.read(warehouse, "db", "types")
+
+
+def test_write_refuses_a_timestamp_with_the_wrong_time_zone_kind(spark, warehouse):
+    table = _catalog(warehouse).create_table("db.ts", pa.schema([("ts", pa.timestamp("us"))]))
+    df = spark.sql("select timestamp'2024-05-14 10:00:00' as ts")  # TimestampType: with a time zone
+    with pytest.raises(CapturedException, match="column 'ts': needs Spark TimestampNTZType"):
+        df.write.format("paimon").mode("append").save(table.path)
+    spark.sql("select timestamp_ntz'2024-05-14 10:00:00' as ts").write.format("paimon").mode("append").save(
+        table.path)
+    assert table.scan().to_arrow().column("ts").to_pylist() == [datetime.datetime(2024, 5, 14, 10)]
