@@ -22,6 +22,7 @@ class ReadOptions:
     target_split_size: int = TARGET_SPLIT_SIZE
     open_file_cost: int = OPEN_FILE_COST
     min_partitions: int = 2
+    pushdown: bool = True
 
 
 def table_path(options: Mapping[str, str]) -> str:
@@ -61,8 +62,12 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
               if v is not None]
     if len(chosen) > 1:
         raise OptionError(f"table at {path!r}: options {chosen} exclude each other; give one")
+    pushdown = (options.get("pushdown") or "true").strip().lower()
+    if pushdown not in ("true", "false"):
+        raise OptionError(f"table at {path!r}: option 'pushdown' must be 'true' or 'false', got {pushdown!r}")
     return ReadOptions(
         path=path,
+        pushdown=pushdown == "true" and incremental is None,
         columns=columns,
         snapshot_id=snapshot_id,
         tag=tag,
