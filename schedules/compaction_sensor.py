@@ -6,25 +6,33 @@ own COMPACT snapshot is seen on the next tick and, its buckets compacted, reques
 """
 
 import json
+from collections.abc import Callable
 
 import dagster as dg
 
 from jobs.maintenance import CompactConfig, compact_tables
 from lakehouse_assets import PaimonCatalogResource
 from lakehouse_assets.health import table_health
+from table_format import TableFormatError
 
 
-def compaction_requests(catalog: PaimonCatalogResource, cursor: str | None) -> dg.SensorResult:
-    """The run requests of one tick, and the cursor after it."""
+def compaction_requests(catalog: PaimonCatalogResource, cursor: str | None, *,
+                        log: Callable[[str], None]) -> dg.SensorResult:
+    """The run requests of one tick, and the cursor after it. A table that cannot be read is logged and skipped
+    (its cursor not advanced, so the next tick looks again); the other tables are still served."""
     seen: dict[str, int] = json.loads(cursor) if cursor else {}
     requests = []
     for identifier in catalog.table_identifiers():
-        table = catalog.load_table(identifier)
-        latest = table.latest_snapshot()
-        if latest is None or seen.get(identifier) == latest.id:
+        try:
+            table = catalog.load_table(identifier)
+            latest = table.latest_snapshot()
+            if latest is None or seen.get(identifier) == latest.id:
+                continue
+            health = table_health(table)
+        except TableFormatError as exc:
+            log(f"compaction_sensor: skipped table {identifier!r}: {exc}")
             continue
         seen[identifier] = latest.id
-        health = table_health(table)
         if not health.compaction_due:
             continue
         requests.append(dg.RunRequest(
@@ -43,4 +51,4 @@ def compaction_requests(catalog: PaimonCatalogResource, cursor: str | None) -> d
 @dg.sensor(job=compact_tables, minimum_interval_seconds=60,
            description="Compacts tables whose sorted runs per bucket or small files pass the tables' own triggers")
 def compaction_sensor(context: dg.SensorEvaluationContext, paimon_catalog: PaimonCatalogResource) -> dg.SensorResult:
-    return compaction_requests(paimon_catalog, context.cursor)
+    return compaction_requests(paimon_catalog, context.cursor, log=context.log.warning)

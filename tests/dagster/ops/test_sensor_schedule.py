@@ -2,6 +2,7 @@
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -78,3 +79,14 @@ def test_nightly_schedule_expires_the_tables_beyond_retention(make_table, catalo
 def test_nightly_schedule_skips_when_all_within_retention(make_table, catalog_resource):
     make_table("quiet", 2)
     assert isinstance(schedule_tick(catalog_resource), dg.SkipReason)
+
+
+def test_sensor_skips_an_unreadable_table_and_serves_the_others(make_table, catalog_resource):
+    make_table("pk", 6)
+    broken = make_table("broken", 6)
+    latest = broken.latest_snapshot().id
+    (Path(broken.path) / "snapshot" / f"snapshot-{latest}").write_text("{not json")
+    (Path(broken.path) / "snapshot" / "LATEST").write_text(str(latest))
+    result = tick(catalog_resource)
+    assert [r.tags["paimon/table"] for r in result.run_requests] == ["db.pk"]
+    assert "db.broken" not in json.loads(result.cursor)  # looked at again on the next tick
