@@ -36,6 +36,8 @@ def merge_changes(schema: TableSchema, input_schema: pa.Schema, *, table: str) -
         try:
             new_type = from_arrow_type(_value_type(f.type), nullable=True, where=f.name)
         except SchemaError as e:
+            if f.name in schema.field_names:
+                continue  # no Paimon type of its own: the input conversion decides
             raise SchemaError(f"table {table!r}: cannot add column {f.name!r}: {e}") from None
         if f.name not in schema.field_names:
             changes.append(AddColumn(f.name, new_type))

@@ -19,7 +19,7 @@ from table_format.arrow_types import to_arrow_field
 from table_format.errors import SchemaConflictError, SchemaError
 from table_format.row.row_kind import ROW_KIND_COLUMN
 from table_format.schema import TableSchema
-from table_format.schema_evolution import apply_changes, merge_changes, missing_columns
+from table_format.schema_evolution import UpdateColumnType, apply_changes, merge_changes, missing_columns
 from table_format.store.file_store import FileStore
 
 SCHEMA_MODES = ("strict", "merge")
@@ -38,6 +38,15 @@ def refuse_new_columns(schema: TableSchema, input_schema: pa.Schema, *, table: s
             f"table {table!r}: input has column(s) {extra} that the table lacks (table columns: {schema.field_names}); "
             "pass schema_mode='merge' to add them, or alter the table with SchemaChange.add_column"
         )
+
+
+def widening_hint(schema: TableSchema, input_schema: pa.Schema, *, table: str) -> str | None:
+    """Strict mode: for input columns wider than the table's (which the conversion refuses), how to widen them."""
+    wider = [c for c in merge_changes(schema, input_schema, table=table) if isinstance(c, UpdateColumnType)]
+    if not wider:
+        return None
+    what = ", ".join(f"{c.name!r} ({schema.field(c.name).type.copy(nullable=True)} -> {c.type})" for c in wider)
+    return f"schema_mode='merge' widens {what}, as does SchemaChange.update_column_type"
 
 
 def conform_to(rows: pa.Table, schema: TableSchema) -> pa.Table:

@@ -34,7 +34,13 @@ from table_format.write.compact_task import CompactTask, run_compact_task
 from table_format.write.dynamic_bucket import PartitionIndex, load_partition_index
 from table_format.write.file_writer import DataFileWriter
 from table_format.write.input import conform, to_arrow_table
-from table_format.write.schema_merge import SchemaMerger, check_schema_mode, conform_to, refuse_new_columns
+from table_format.write.schema_merge import (
+    SchemaMerger,
+    check_schema_mode,
+    conform_to,
+    refuse_new_columns,
+    widening_hint,
+)
 
 WRITE_BUFFER_SIZE = 256 << 20
 
@@ -103,7 +109,13 @@ class TableWrite:
             if evolved is not self.store:
                 self._adopt_schema(evolved)
             data = self._merger.fill_missing(self.store.schema, data)
-        rows, kinds = conform(data, self.store.schema, table=self.store.identifier)
+        try:
+            rows, kinds = conform(data, self.store.schema, table=self.store.identifier)
+        except SchemaError as e:
+            hint = widening_hint(self.store.schema, data.schema, table=self.store.identifier)
+            if self._merger is not None or hint is None:
+                raise
+            raise SchemaError(f"{e}; {hint}") from None
         if rows.num_rows == 0:
             return
         if not self.store.has_primary_key and kinds is not None:

@@ -47,6 +47,8 @@ def test_strict_mode_refuses_new_columns_and_suggests_merge(table: Table) -> Non
                      "colour": ["red"], "size": [1]})
     with pytest.raises(SchemaError, match=r"'db.t'.*\['colour', 'size'\].*schema_mode='merge'"):
         write_table(table, data)
+    with pytest.raises(SchemaError, match=r"int64.*schema_mode='merge' widens 'qty' \(INT -> BIGINT\)"):
+        write_table(table, pa.table({"id": [3], "qty": [2**40], "price": pa.array([1.0], pa.float32())}))
     with pytest.raises(SchemaError, match="schema_mode must be"):
         write_table(table, data, schema_mode="lenient")
     assert len(table.snapshots()) == 1 and schema_files(table) == ["schema-0"]
@@ -164,3 +166,21 @@ def test_merge_widening_on_append_table_and_buffered_rows(catalog: FileSystemCat
     assert t.schema.id == 1 and str(t.schema.field("k").type) == "INT"
     assert sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["k"]) == [
         {"k": 1, "v": "a", "w": None}, {"k": 70000, "v": None, "w": 1.5}]
+
+
+def test_merge_leaves_types_without_a_paimon_type_to_the_conversion(table: Table) -> None:
+    with pytest.raises(SchemaError, match="cannot add column 'u'.*uint32"):
+        write_table(table, pa.table({"id": [5], "u": pa.array([1], pa.uint32())}), schema_mode="merge")
+    with pytest.raises(SchemaError, match="'qty'.*uint32"):  # an existing column: the strict conversion refuses it
+        write_table(table, pa.table({"id": [5], "qty": pa.array([1], pa.uint32())}), schema_mode="merge")
+    assert schema_files(table) == ["schema-0"] and len(table.snapshots()) == 1
+
+
+def test_merge_with_overwrite_replaces_the_rows_and_evolves_the_schema(catalog: FileSystemCatalog) -> None:
+    t = catalog.create_table("db.o", pa.schema([("p", pa.string()), ("k", pa.int32())]), partition_keys=["p"])
+    write_table(t, pa.table({"p": ["a", "b"], "k": pa.array([1, 2], pa.int32())}))
+    write_table(t, pa.table({"p": ["a"], "k": [10], "extra": [True]}), mode="overwrite",
+                overwrite_partitions=[{"p": "a"}], schema_mode="merge")
+    assert str(t.schema.field("k").type) == "BIGINT"
+    assert sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["p"]) == [
+        {"p": "a", "k": 10, "extra": True}, {"p": "b", "k": 2, "extra": None}]
