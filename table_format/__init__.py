@@ -14,16 +14,36 @@ from table_format.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from table_format.io.file_io import FileStatus
+from table_format.maintenance.expire import ExpirePlan
+from table_format.maintenance.orphan_clean import OrphanCleanPlan
+from table_format.maintenance.rescale import RescaleOutcome, RescaleTask
+from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
 from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.options import parse_duration, parse_memory_size
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
 from table_format.summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
+from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
 from table_format.write_api import commit_write, discard_written_files, table_commit_landed, write_table
 
 __all__ = [
+    # the plan / run / commit seam of distributed maintenance (table.maintenance.plan_*), and its results
+    "CompactOutcome",
+    "CompactResult",
+    "CompactTask",
+    "ExpirePlan",
+    "ExpireResult",
+    "FileStatus",
+    "OrphanCleanPlan",
+    "OrphanCleanResult",
+    "RescaleOutcome",
+    "RescaleResult",
+    "RescaleTask",
+    # the rest
     "CommitConflictError",
     "CommitFailedError",
     "CommitKind",
@@ -48,6 +68,8 @@ __all__ = [
     "open_table",
     "commit_write",
     "discard_written_files",
+    "parse_duration",
+    "parse_memory_size",
     "read_split",
     "snapshot_summary",
     "table_commit_landed",

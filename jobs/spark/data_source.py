@@ -18,7 +18,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWrite
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
-from jobs.spark.reader import PaimonReader
+from jobs.spark.reader import PaimonReader, PushdownReader
 from jobs.spark.types import spark_schema
 from jobs.spark.writer import PaimonWriter, plan_write
 from table_format import SchemaError, open_table
@@ -51,7 +51,8 @@ class PaimonDataSource(DataSource):
         return schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return PaimonReader(read_options(self.options), schema)
+        options = read_options(self.options)
+        return (PushdownReader if options.pushdown else PaimonReader)(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         return PaimonWriter(plan_write(self.options, schema, overwrite=overwrite))

@@ -12,6 +12,12 @@ TARGET_SPLIT_SIZE = 128 * 1024 * 1024  # Paimon's source.split.target-size
 OPEN_FILE_COST = 4 * 1024 * 1024  # Paimon's source.split.open-file-cost
 
 
+# PySpark 4.3 keeps one read plan per relation (the JVM's PythonDataSourceV2.readInfo): each filter pushdown replaces
+# it, and every scan of that relation that pushes nothing (no filter, or none Spark can serialize) reuses the last one.
+# A DataFrame (or view) reused with other filters would then read another query's pruned plan: silently wrong rows.
+# So pushdown is opt-in per load (option "pushdown" = "true"), for DataFrames used by one query (docs/spark.md).
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     path: str
@@ -22,6 +28,7 @@ class ReadOptions:
     target_split_size: int = TARGET_SPLIT_SIZE
     open_file_cost: int = OPEN_FILE_COST
     min_partitions: int = 2
+    pushdown: bool = False  # opt-in: see the note above
 
 
 def table_path(options: Mapping[str, str]) -> str:
@@ -61,8 +68,12 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
               if v is not None]
     if len(chosen) > 1:
         raise OptionError(f"table at {path!r}: options {chosen} exclude each other; give one")
+    pushdown = (options.get("pushdown") or "false").strip().lower()
+    if pushdown not in ("true", "false"):
+        raise OptionError(f"table at {path!r}: option 'pushdown' must be 'true' or 'false', got {pushdown!r}")
     return ReadOptions(
         path=path,
+        pushdown=pushdown == "true" and incremental is None,
         columns=columns,
         snapshot_id=snapshot_id,
         tag=tag,

@@ -42,17 +42,12 @@ class ChangesPartition(InputPartition):
 
 
 class PaimonReader(DataSourceReader):
+    """Reads without filter pushdown: Spark applies every filter (option ``pushdown`` = false, incremental reads)."""
+
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
         self.options = options
         self.schema = schema
         self.conditions: list[Condition] = []
-
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
-        if self.options.incremental is not None:
-            return filters  # the changes are not filtered by table_format: Spark applies every filter
-        table = open_table(self.options.path)
-        self.conditions, rejected = split_filters(filters, table.arrow_schema)
-        return rejected
 
     def partitions(self) -> Sequence[InputPartition]:
         opts = self.options
@@ -76,6 +71,15 @@ class PaimonReader(DataSourceReader):
         for split in partition.splits:
             data = read_split(table, split, columns=columns, filter=self.conditions or None)
             yield from _batches(data, target)
+
+
+class PushdownReader(PaimonReader):
+    """Takes the filters table_format evaluates exactly; they prune the plan and filter the rows (jobs/spark/filters.py)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
+        table = open_table(self.options.path)
+        self.conditions, rejected = split_filters(filters, table.arrow_schema)
+        return rejected
 
 
 def _batches(data: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:

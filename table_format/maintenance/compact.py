@@ -59,7 +59,15 @@ def _plan(store: FileStore, snapshot: Snapshot | None, full: bool,
     return tasks
 
 
+def abort_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> None:
+    """Delete the files of outcomes that will not be committed (another task failed)."""
+    for o in outcomes:
+        for p in o.written_paths:
+            store.file_io.delete_quietly(p)
+
+
 def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> CompactResult:
+    """One COMPACT snapshot of the outcomes' messages; when it fails and did not land, their files are deleted."""
     outcomes = [o for o in outcomes if o.message is not None]
     messages = [o.message for o in outcomes if o.message is not None]
     if not messages:
@@ -70,9 +78,7 @@ def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> C
         sid = committer.commit(messages)
     except BaseException:
         if not commit_landed(store, committer.commit_user, base_id):  # never delete what a snapshot may use
-            for o in outcomes:
-                for p in o.written_paths:
-                    store.file_io.delete_quietly(p)
+            abort_compaction(store, outcomes)
         raise
     return CompactResult(
         snapshot_id=sid,
@@ -94,8 +100,6 @@ def compact(store: FileStore, *, full: bool = False,
         for task in tasks:
             outcomes.append(run_compact_task(store, task))
     except BaseException:
-        for o in outcomes:
-            for p in o.written_paths:
-                store.file_io.delete_quietly(p)
+        abort_compaction(store, outcomes)
         raise
     return commit_compaction(store, outcomes)

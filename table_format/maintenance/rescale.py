@@ -11,7 +11,7 @@ with CommitConflictError instead of losing rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,17 @@ class RescaleTask:
     """Rewrite of one partition with the new bucket count; picklable for executors."""
 
     partition: bytes
-    snapshot_id: int
+    snapshot_id: int  # the snapshot the rewrite reads (and the overwrite is pinned to)
+    read_schema_id: int  # the schema version the partition was planned under (its old bucket count)
+    size_bytes: int = 0  # the partition's live data files, to balance tasks
+
+
+@dataclass(frozen=True, slots=True)
+class RescaleOutcome:
+    """What one RescaleTask wrote: its commit messages and the rows they hold."""
+
+    messages: tuple[CommitMessage, ...]
+    rows: int
 
 
 def with_bucket_option(store: FileStore, bucket: int) -> FileStore:
@@ -51,65 +61,99 @@ def with_bucket_option(store: FileStore, bucket: int) -> FileStore:
     return FileStore(identifier=store.identifier, file_io=store.file_io, paths=store.paths, schema=new_schema)
 
 
-def plan_rescale(store: FileStore, *, partitions: Sequence[Mapping[str, Any]] | None = None) -> list[RescaleTask]:
-    snapshot = store.snapshots.latest()
-    if snapshot is None:
-        return []
-    accept: Callable[[bytes], bool] | None = (
-        partition_spec_filter(store, partitions) if partitions is not None else None
-    )
-    live = store.manifests.live_files(snapshot, entry_filter=None if accept is None else (lambda e: accept(e.partition)))
-    return [RescaleTask(p, snapshot.id) for p in sorted({e.partition for e in live})]
-
-
-def run_rescale_task(old: FileStore, new: FileStore, task: RescaleTask) -> tuple[list[CommitMessage], int]:
-    """Read the partition's merged rows at the pinned snapshot and write them with the new bucket count."""
-    snapshot = old.snapshots.snapshot(task.snapshot_id)
-    splits = [s for s in plan_splits(old, snapshot, None) if s.partition == task.partition]
-    reader = SplitReader(old)
-    tables = [reader.read(s) for s in splits]
-    rows = pa.concat_tables(tables) if tables else None
-    writer = TableWrite(new, ignore_previous_files=True)
-    try:
-        if rows is not None and rows.num_rows:
-            writer.write(rows)
-        return writer.prepare_commit(), rows.num_rows if rows is not None else 0
-    except BaseException:
-        writer.abort()
-        raise
-
-
-def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> tuple[
-    RescaleResult, FileStore
+def plan_rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> tuple[
+    list[RescaleTask], FileStore
 ]:
-    """Rescale; returns the result and the store of the new schema version."""
+    """Check the request, commit the schema version with the new bucket count, plan one task per partition.
+
+    Returns the tasks and the store of the new schema version (the one the tasks run and commit with).
+    """
     if store.bucket_mode != BucketMode.FIXED:
         raise UnsupportedFeatureError(
             f"table {store.identifier!r}: rescale needs a fixed-bucket table (option 'bucket' > 0), "
             f"not bucket = {store.options.bucket}"
         )
-    if not isinstance(bucket, int) or bucket <= 0:
+    if isinstance(bucket, bool) or not isinstance(bucket, int) or bucket <= 0:
         raise OptionError(f"table {store.identifier!r}: rescale bucket must be a positive integer, got {bucket!r}")
-    tasks = plan_rescale(store, partitions=partitions)
-    new_store = with_bucket_option(store, bucket)
-    if not tasks:
-        return RescaleResult(snapshot_id=None, bucket=bucket), new_store
-    messages: list[CommitMessage] = []
-    rows = 0
-    committer = FileStoreCommit(new_store)
+    snapshot = store.snapshots.latest()
+    accept: Callable[[bytes], bool] | None = (
+        partition_spec_filter(store, partitions) if partitions is not None else None
+    )
+    tasks: list[RescaleTask] = []
+    if snapshot is not None:
+        live = store.manifests.live_files(
+            snapshot, entry_filter=None if accept is None else (lambda e: accept(e.partition))
+        )
+        sizes: dict[bytes, int] = {}
+        for e in live:
+            sizes[e.partition] = sizes.get(e.partition, 0) + e.file.file_size
+        tasks = [RescaleTask(p, snapshot.id, store.schema.id, sizes[p]) for p in sorted(sizes)]
+    return tasks, with_bucket_option(store, bucket)
+
+
+def run_rescale_task(store: FileStore, task: RescaleTask) -> RescaleOutcome:
+    """Read the partition's merged rows at the pinned snapshot and write them with `store`'s bucket count.
+
+    Runs on any process; nothing is committed. On failure the files written so far are deleted.
+    """
+    old = FileStore(identifier=store.identifier, file_io=store.file_io, paths=store.paths,
+                    schema=store.schema_by_id(task.read_schema_id))
+    snapshot = old.snapshots.snapshot(task.snapshot_id)
+    splits = [s for s in plan_splits(old, snapshot, None) if s.partition == task.partition]
+    reader = SplitReader(old)
+    tables = [reader.read(s) for s in splits]
+    rows = pa.concat_tables(tables) if tables else None
+    writer = TableWrite(store, ignore_previous_files=True)
     try:
-        for task in tasks:
-            msgs, n = run_rescale_task(store, new_store, task)
-            messages.extend(msgs)
-            rows += n
-        chosen = {t.partition for t in tasks}
+        if rows is not None and rows.num_rows:
+            writer.write(rows)
+        return RescaleOutcome(tuple(writer.prepare_commit()), rows.num_rows if rows is not None else 0)
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def abort_rescale(store: FileStore, outcomes: Iterable[RescaleOutcome]) -> None:
+    """Delete the files of outcomes that will not be committed."""
+    for o in outcomes:
+        for m in o.messages:
+            for f in m.new_files:
+                store.file_io.delete_quietly(store.data_file_path(m.partition, m.bucket, f.file_name))
+
+
+def commit_rescale(store: FileStore, tasks: Sequence[RescaleTask], outcomes: Sequence[RescaleOutcome]) -> RescaleResult:
+    """One OVERWRITE snapshot replacing the tasks' partitions, pinned to the snapshot they read.
+
+    When it fails and did not land, the outcomes' files are deleted.
+    """
+    bucket = store.options.bucket
+    if not tasks:
+        return RescaleResult(snapshot_id=None, bucket=bucket)
+    messages = [m for o in outcomes for m in o.messages]
+    chosen = {t.partition for t in tasks}
+    committer = FileStoreCommit(store)
+    try:
         sid = committer.commit(
             messages, overwrite=Overwrite(lambda p: p in chosen, base_snapshot_id=tasks[0].snapshot_id)
         )
     except BaseException:
-        if not commit_landed(new_store, committer.commit_user, tasks[0].snapshot_id):
-            for m in messages:
-                for f in m.new_files:
-                    new_store.file_io.delete_quietly(new_store.data_file_path(m.partition, m.bucket, f.file_name))
+        if not commit_landed(store, committer.commit_user, tasks[0].snapshot_id):
+            abort_rescale(store, outcomes)
         raise
-    return RescaleResult(snapshot_id=sid, bucket=bucket, rewritten_partitions=len(tasks), rewritten_rows=rows), new_store
+    return RescaleResult(snapshot_id=sid, bucket=bucket, rewritten_partitions=len(tasks),
+                         rewritten_rows=sum(o.rows for o in outcomes))
+
+
+def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> tuple[
+    RescaleResult, FileStore
+]:
+    """Rescale locally; returns the result and the store of the new schema version."""
+    tasks, new_store = plan_rescale(store, bucket=bucket, partitions=partitions)
+    outcomes: list[RescaleOutcome] = []
+    try:
+        for task in tasks:
+            outcomes.append(run_rescale_task(new_store, task))
+    except BaseException:
+        abort_rescale(new_store, outcomes)
+        raise
+    return commit_rescale(new_store, tasks, outcomes), new_store

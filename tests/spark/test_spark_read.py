@@ -78,7 +78,8 @@ def _filter_of_plan(df):
 ])
 def test_pushed_filters_prune_and_are_not_applied_again(spark, events, where, dnf, files):
     # one file per Spark partition: the partition count is the number of files left after pruning (of 4)
-    df = spark.read.format("paimon").option("min-partitions", "8").load(events.path).where(where)
+    df = spark.read.format("paimon").option("pushdown", "true").option("min-partitions", "8").load(
+        events.path).where(where)
     assert df.rdd.getNumPartitions() == files
     assert _spark_rows(df) == _our_rows(events, filter=dnf)
     assert not _filter_of_plan(df)  # taken by the data source: Spark has nothing left to filter
@@ -91,7 +92,7 @@ def test_pushed_filters_prune_and_are_not_applied_again(spark, events, where, dn
     "id + 1 = 5",
 ])
 def test_filters_not_taken_are_applied_by_spark(spark, events, where):
-    df = spark.read.format("paimon").load(events.path).where(where)
+    df = spark.read.format("paimon").option("pushdown", "true").load(events.path).where(where)
     assert _filter_of_plan(df)
     expected = {"x > 100": lambda r: r["x"] > 100 or r["x"] != r["x"],
                 "name like '%3'": lambda r: r["name"] is not None and r["name"].endswith("3"),
@@ -125,7 +126,9 @@ def test_primary_key_merged_view_time_travel_and_tags(spark, warehouse):
     assert len(_our_rows(table)) == 10
     assert _spark_rows(read().option("snapshot-id", "2").load(table.path)) == _our_rows(table, snapshot_id=2)
     assert _spark_rows(read().option("tag", "first").load(table.path)) == _our_rows(table, tag="first")
-    assert _spark_rows(read().load(table.path).where("k = 3")) == [{"k": 3, "v": "b"}]  # bucket pruning + merge
+    one_bucket = read().option("pushdown", "true").option("min-partitions", "8").load(table.path).where("k = 3")
+    assert _spark_rows(one_bucket) == [{"k": 3, "v": "b"}]
+    assert one_bucket.rdd.getNumPartitions() == 1  # bucket pruning: one of two buckets, merged
 
     changes = spark.read.format("paimon").option("incremental-between", "1,3").load(table.path)
     assert changes.columns == ["k", "v", "_row_kind"]

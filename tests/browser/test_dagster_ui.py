@@ -1,0 +1,216 @@
+"""End to end in a real headless Chromium (Debian's, driven by Playwright) against `dagster dev` on loopback.
+
+The demo lakehouse is built first (`lakehouse_definitions.build_demo`, in process: every asset materialized twice,
+each maintenance job run once) into a temporary warehouse and DAGSTER_HOME; then `dagster dev -w workspace.yaml`
+serves it on a free 127.0.0.1 port. Checked in the browser: the asset graph shows the demo tables and their lineage,
+an asset's page shows the Paimon metadata and the maintenance history, and a materialization launched from the UI
+lands a new snapshot (read back with table_format). Screenshots go to .cache/artifacts/browser/ (paths printed).
+Without chromium or Playwright the tests skip, and fail under CI=true.
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lakehouse_definitions import build_demo
+from table_format import FileSystemCatalog
+
+pytestmark = pytest.mark.browser
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / ".cache" / "artifacts" / "browser"
+DEMO_TABLES = ("orders", "payments", "shipments", "orders_wide", "product_sales", "clickstream", "user_events",
+               "order_changes", "daily_revenue")
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"browser test prerequisites missing under CI=true: {reason} (run scripts/bootstrap.sh)")
+    pytest.skip(reason)
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        _missing("no chromium on PATH (Debian package `chromium`)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _missing("playwright is not installed (dev extra)")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except OSError:
+        return 0
+
+
+def _graphql(base: str, query: str) -> bytes:
+    request = urllib.request.Request(f"{base}/graphql", data=f'{{"query": "{query}"}}'.encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read()
+
+
+@dataclass(frozen=True)
+class DagsterUI:
+    base: str
+    warehouse: Path
+    chromium: str
+
+
+@pytest.fixture(scope="module")
+def dagster_ui(tmp_path_factory: pytest.TempPathFactory, spark: object) -> Iterator[DagsterUI]:
+    chromium = _chromium()
+    root = tmp_path_factory.mktemp("dagster-ui")
+    warehouse, home = root / "warehouse", root / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    env = {**os.environ, "LAKEHOUSE_WAREHOUSE": str(warehouse), "DAGSTER_HOME": str(home),
+           "SPARK_LOCAL_IP": "127.0.0.1"}
+    saved = {k: os.environ.get(k) for k in ("LAKEHOUSE_WAREHOUSE", "DAGSTER_HOME")}
+    os.environ.update(LAKEHOUSE_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(home))
+    try:  # the demo, in process on the session's SparkSession, into this warehouse and instance
+        assert build_demo.main() == 0
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = open(root / "dagster-dev.log", "w")  # noqa: SIM115 - lives as long as the server
+    dagster = Path(sys.executable).parent / "dagster"
+    server = subprocess.Popen([str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+                              cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while _get(f"{base}/server_info") != 200:
+            assert server.poll() is None, (root / "dagster-dev.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "dagster dev did not answer within 240 s"
+            time.sleep(1)
+        _graphql(base, "mutation { setNuxSeen }")  # the community modal would cover the screenshots
+        yield DagsterUI(base=base, warehouse=warehouse, chromium=chromium)
+    finally:
+        os.killpg(server.pid, signal.SIGINT)  # its own session: SIGINT is not ignored, and reaches the daemon
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture
+def page(dagster_ui: DagsterUI) -> Iterator["object"]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=dagster_ui.chromium,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 1700, "height": 1800})
+        page.set_default_timeout(60_000)
+        yield page
+        browser.close()
+
+
+def loaded(page) -> None:
+    """Wait until the asset nodes and panels have fetched their status (no "Loading..." left)."""
+    page.wait_for_function("() => !document.body.innerText.includes('Loading')", timeout=60_000)
+    page.wait_for_timeout(500)
+
+
+def shot(page, name: str) -> Path:
+    loaded(page)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    return path
+
+
+def test_asset_graph_shows_the_demo_tables_and_their_lineage(dagster_ui, page):
+    page.goto(f"{dagster_ui.base}/asset-groups/demo_lakehouse")
+    page.get_by_text("daily_revenue").first.wait_for()
+    page.get_by_text("Materialized").first.wait_for()
+    loaded(page)
+    body = page.inner_text("body")
+    for name in DEMO_TABLES:
+        assert name in body, name
+    assert body.count("Materialized") >= len(DEMO_TABLES)  # every node's status: materialized by the demo
+    shot(page, "01-asset-graph")
+
+    page.goto(f"{dagster_ui.base}/assets/shop/orders_wide?view=lineage")
+    page.get_by_text("payments").first.wait_for()
+    page.get_by_text("shipments").first.wait_for()
+    lineage = page.inner_text("body")
+    assert "clickstream" not in lineage and "product_sales" not in lineage
+    shot(page, "02-orders-wide-lineage")
+
+
+def test_asset_page_shows_paimon_metadata_and_maintenance_history(dagster_ui, page):
+    page.goto(f"{dagster_ui.base}/assets/shop/orders")
+    page.get_by_text("paimon/snapshot_id").first.wait_for()
+    overview = page.inner_text("body")
+    for key in ("paimon/commit_kind", "paimon/max_sorted_runs_per_bucket", "Row count", "maintenance/job",
+                "maintenance/files_before", "COMPACT"):
+        assert key in overview, key
+    shot(page, "03-orders-overview")
+
+    page.goto(f"{dagster_ui.base}/assets/shop/orders?view=events")
+    page.get_by_text("Description").first.wait_for()
+    events = page.locator("[data-index]")  # the asset's event history, newest first
+    history = {}
+    for i in range(events.count()):
+        events.nth(i).click()
+        page.wait_for_timeout(500)
+        found = re.search(r"Description\s*\n+\s*(\S+): (.+)", page.inner_text("body"))
+        if found:
+            history[found.group(1)] = (i, found.group(2))
+    assert history["compact_tables"][1].startswith("changed")  # full compaction: a new COMPACT snapshot
+    assert history["expire_snapshots"][1].startswith("changed")
+    assert "remove_orphan_files" in history and "rescale_table" not in history
+    events.nth(history["compact_tables"][0]).click()
+    page.get_by_text("maintenance/files_before").first.wait_for()
+    shot(page, "04-orders-maintenance-history")
+
+
+def test_materialization_launched_from_the_ui_lands_a_new_snapshot(dagster_ui, page):
+    table = FileSystemCatalog(str(dagster_ui.warehouse)).load_table("shop.product_sales")
+    before = table.latest_snapshot().id
+    page.goto(f"{dagster_ui.base}/assets/shop/product_sales")
+    button = page.locator("button", has_text="Materialize").first
+    button.wait_for()
+    button.click()
+    page.get_by_text("Launched run").first.wait_for()
+    shot(page, "05-materialize-launched")
+    deadline = time.monotonic() + 180
+    while table.refresh().latest_snapshot().id == before:
+        assert time.monotonic() < deadline, "no new snapshot of shop.product_sales within 180 s"
+        time.sleep(2)
+    new = [s for s in table.refresh().snapshots() if s.id > before]
+    assert "APPEND" in [s.commit_kind.value for s in new]
+    page.reload()
+    page.get_by_text("paimon/snapshot_id").first.wait_for()
+    page.wait_for_timeout(2000)
+    shot(page, "06-product-sales-after-ui-run")
