@@ -14,7 +14,24 @@ from table_format.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from table_format.maintenance.progress import ProgressCallback, ProgressEvent
+from table_format.maintenance.results import (
+    CompactResult,
+    DeleteTagResult,
+    ExpireResult,
+    OrphanCleanResult,
+    RescaleResult,
+    RollbackResult,
+)
 from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.options import (
+    BucketMode,
+    ChangelogProducer,
+    CoreOptions,
+    MergeEngine,
+    parse_duration,
+    parse_memory_size,
+)
 from table_format.scan.split import DataSplit
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
@@ -22,6 +39,22 @@ from table_format.write.table_write import TableWrite
 from table_format.write_api import write_table
 
 __all__ = [
+    # maintenance results, progress and options (the lakehouse CLI, UIs)
+    "BucketMode",
+    "ChangelogProducer",
+    "CompactResult",
+    "CoreOptions",
+    "DeleteTagResult",
+    "ExpireResult",
+    "MergeEngine",
+    "OrphanCleanResult",
+    "ProgressCallback",
+    "ProgressEvent",
+    "RescaleResult",
+    "RollbackResult",
+    "parse_duration",
+    "parse_memory_size",
+    # core
     "CommitConflictError",
     "CommitFailedError",
     "CommitKind",

@@ -13,6 +13,7 @@ from table_format.maintenance.expire import expire_snapshots
 from table_format.maintenance.orphan_clean import remove_orphan_files
 from table_format.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from table_format.maintenance.post_commit import PostCommitMaintenance
+from table_format.maintenance.progress import ProgressCallback
 from table_format.maintenance.rescale import rescale
 from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
 from table_format.store.file_store import FileStore
@@ -25,21 +26,24 @@ class MaintenanceActions:
         self.store = store
         self._on_schema_change = on_schema_change
 
-    def compact(self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None) -> CompactResult:
+    def compact(self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
+                progress: ProgressCallback | None = None) -> CompactResult:
         """Compact the table (or some partitions): universal compaction per bucket, or all to the max level.
 
         Commits one COMPACT snapshot; Java Paimon reads the result as before. Then, like a dedicated compaction job
         of Paimon (which runs with ``write-only=false``), the maintenance after a commit runs (post_commit.py).
+        ``progress`` (all maintenance operations): called with a ProgressEvent as the work goes (progress.py).
         """
         post_commit = PostCommitMaintenance(self.store, commit_user=str(uuid.uuid4()), write_only=False)
-        result = compact(self.store, full=full, partitions=partitions)
+        result = compact(self.store, full=full, partitions=partitions, progress=progress)
         post_commit.run()
         return result
 
-    def rescale(self, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> RescaleResult:
+    def rescale(self, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None,
+                progress: ProgressCallback | None = None) -> RescaleResult:
         """Set the table's bucket count to `bucket` and rewrite the given partitions (default all) with it."""
         post_commit = PostCommitMaintenance(self.store, commit_user=str(uuid.uuid4()))
-        result, new_store = rescale(self.store, bucket=bucket, partitions=partitions)
+        result, new_store = rescale(self.store, bucket=bucket, partitions=partitions, progress=progress)
         if new_store is not self.store:
             self.store = new_store
             if self._on_schema_change is not None:
@@ -78,6 +82,7 @@ class MaintenanceActions:
         older_than: _dt.datetime | _dt.timedelta | None = None,
         max_deletes: int | None = None,
         dry_run: bool = True,
+        progress: ProgressCallback | None = None,
     ) -> ExpireResult:
         """Expire snapshots by the retention rules and delete the files only they used.
 
@@ -86,10 +91,11 @@ class MaintenanceActions:
         snapshot may expire once its successor is older. Tags and consumers protect what they reference.
         """
         return expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max, older_than=older_than,
-                                max_deletes=max_deletes, dry_run=dry_run)
+                                max_deletes=max_deletes, dry_run=dry_run, progress=progress)
 
     def remove_orphan_files(
-        self, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1), dry_run: bool = True
+        self, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1), dry_run: bool = True,
+        progress: ProgressCallback | None = None,
     ) -> OrphanCleanResult:
         """Delete files older than ``older_than`` that no snapshot, tag or changelog references."""
-        return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
+        return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run, progress=progress)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.results import CompactResult
 from table_format.meta.manifest import FileKind, IndexFileMeta, ManifestEntry
 from table_format.meta.snapshot import Snapshot
@@ -83,14 +84,20 @@ def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> C
     )
 
 
-def compact(store: FileStore, *, full: bool = False,
-            partitions: Sequence[Mapping[str, Any]] | None = None) -> CompactResult:
-    """Compact locally: universal compaction per bucket, or everything to the max level with full=True."""
+def compact(store: FileStore, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
+            progress: ProgressCallback | None = None) -> CompactResult:
+    """Compact locally: universal compaction per bucket, or everything to the max level with full=True.
+
+    ``progress`` hears of each bucket done, counting the files (and bytes) of the bucket's live files.
+    """
     tasks = plan_compaction(store, full=full, partitions=partitions)
+    tracker = ProgressTracker(progress, "compact", files_total=sum(len(t.files) for t in tasks),
+                              bytes_total=sum(f.file_size for t in tasks for f in t.files))
     outcomes = []
     try:
         for task in tasks:
             outcomes.append(run_compact_task(store, task))
+            tracker.advance(len(task.files), sum(f.file_size for f in task.files))
     except BaseException:
         for o in outcomes:
             for p in o.written_paths:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from table_format.maintenance.progress import ProgressTracker
 from table_format.maintenance.references import (
     index_file_path,
     statistics_path,
@@ -71,7 +72,8 @@ def plan_metadata(store: FileStore, snap: Snapshot, skip: set[str], plan: Deleti
         plan.add(statistics_path(store, snap.statistics))
 
 
-def execute(store: FileStore, paths: Iterable[str], *, dry_run: bool) -> list[str]:
+def execute(store: FileStore, paths: Iterable[str], *, dry_run: bool,
+            tracker: ProgressTracker | None = None) -> list[str]:
     """Delete the paths in order (a dry run only reports the existing ones); returns what is (or would be) gone."""
     out = []
     for path in paths:
@@ -80,6 +82,8 @@ def execute(store: FileStore, paths: Iterable[str], *, dry_run: bool) -> list[st
                 out.append(path)
         elif store.file_io.delete_quietly(path):
             out.append(path)
+        if tracker is not None:
+            tracker.advance(1)
     return out
 
 

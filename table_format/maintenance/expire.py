@@ -42,6 +42,7 @@ from table_format.maintenance.deletion import (
     execute,
     plan_metadata,
 )
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.references import (
     CONSUMER_DIR,
     CONSUMER_PREFIX,
@@ -144,12 +145,14 @@ def expire_snapshots(
     older_than: _dt.datetime | _dt.timedelta | None = None,
     max_deletes: int | None = None,
     dry_run: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> ExpireResult:
     """Expire old snapshots and delete the files only they used (ExpireSnapshotsImpl.expire).
 
     None means the table option: ``snapshot.num-retained.min`` (10), ``snapshot.num-retained.max``
     (unbounded), ``snapshot.time-retained`` (1 h), ``snapshot.expire.limit`` (10). ``older_than`` is an instant
     (datetime; naive = local time) or an age (timedelta): a snapshot may expire once its successor is older.
+    ``progress`` hears of each file deleted (or checked, in a dry run); sizes are not known (bytes_total None).
     """
     opts = store.options
     rmin = opts.snapshot_num_retained_min if retain_min is None else _option_int(store, "retain_min", retain_min)
@@ -186,10 +189,11 @@ def expire_snapshots(
         if threshold <= successor.time_millis:  # time-retained: the successor is still young
             end = sid
             break
-    return expire_until(store, earliest, end, dry_run=dry_run)
+    return expire_until(store, earliest, end, dry_run=dry_run, progress=progress)
 
 
-def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run: bool) -> ExpireResult:
+def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run: bool,
+                 progress: ProgressCallback | None = None) -> ExpireResult:
     """Expire snapshots ``[begin, end_exclusive)`` (ExpireSnapshotsImpl.expireUntil)."""
     snapshots = store.snapshots
     if end_exclusive <= earliest:
@@ -249,8 +253,10 @@ def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run
     # the snapshot files go first (oldest first): an interrupted run then leaves unreferenced files (orphans that
     # remove_orphan_files cleans), never a snapshot whose files are partly gone
     snapshot_files = [store.paths.snapshot(snap.id) for snap in expired]
+    tracker = ProgressTracker(progress, "expire_snapshots", files_total=len(snapshot_files) + len(plan.paths),
+                              bytes_total=None)
     if dry_run:
-        deleted = execute(store, snapshot_files + plan.paths, dry_run=True)
+        deleted = execute(store, snapshot_files + plan.paths, dry_run=True, tracker=tracker)
     else:
         deleted = []
         for path in snapshot_files:
@@ -262,7 +268,8 @@ def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run
                     "deleting any other file (files of the snapshots removed so far are orphans: "
                     "remove_orphan_files or cleans them)"
                 )
-        deleted += execute(store, plan.paths, dry_run=False)
+            tracker.advance(1)
+        deleted += execute(store, plan.paths, dry_run=False, tracker=tracker)
     if not dry_run:
         if clean_empty_directories(store) and changed_buckets:
             dirs: list[str] = []

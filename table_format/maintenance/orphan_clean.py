@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from table_format.errors import CorruptMetadataError, OptionError
 from table_format.io.file_io import FileStatus
 from table_format.io.paths import EARLIEST, LATEST, SCHEMA_PREFIX, SNAPSHOT_PREFIX, TAG_PREFIX
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.references import (
     BRANCH_DIR,
     BRANCH_PREFIX,
@@ -186,8 +187,12 @@ def remove_orphan_files(
     *,
     older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1),
     dry_run: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> OrphanCleanResult:
-    """Delete unreferenced files older than `older_than` (an age, or an instant; naive = local time)."""
+    """Delete unreferenced files older than `older_than` (an age, or an instant; naive = local time).
+
+    ``progress`` hears of each orphan file deleted (at once for a dry run), with the files' sizes.
+    """
     now_ms = int(time.time() * 1000)
     cutoff = _cutoff_millis(store, older_than, now_ms)
     fio = store.file_io
@@ -225,10 +230,13 @@ def remove_orphan_files(
     orphan_paths = tuple(st.path for st in orphans)
     deleted: list[str] = []
     freed = 0
+    tracker = ProgressTracker(progress, "remove_orphan_files", files_total=len(orphans),
+                              bytes_total=sum(st.size for st in orphans))
     for st in orphans:
         if dry_run or fio.delete_quietly(st.path):
             deleted.append(st.path)
             freed += st.size
+        tracker.advance(1, st.size)
     removed_dirs: list[str] = []
     if not dry_run:
         removed_dirs = _remove_empty_data_dirs(store, deleted, bucket_dirs, empty_partitions, old_enough)

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_format.errors import OptionError, UnsupportedFeatureError
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.results import RescaleResult
 from table_format.options import BucketMode
 from table_format.scan.planner import plan_splits
@@ -79,10 +80,21 @@ def run_rescale_task(old: FileStore, new: FileStore, task: RescaleTask) -> tuple
         raise
 
 
-def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> tuple[
-    RescaleResult, FileStore
-]:
-    """Rescale; returns the result and the store of the new schema version."""
+def _partition_sizes(store: FileStore, snapshot_id: int) -> dict[bytes, tuple[int, int]]:
+    """Partition -> (live files, bytes) at a snapshot: the units of rescale's progress."""
+    sizes: dict[bytes, tuple[int, int]] = {}
+    for e in store.manifests.live_files(store.snapshots.snapshot(snapshot_id)):
+        files, nbytes = sizes.get(e.partition, (0, 0))
+        sizes[e.partition] = (files + 1, nbytes + e.file.file_size)
+    return sizes
+
+
+def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None,
+            progress: ProgressCallback | None = None) -> tuple[RescaleResult, FileStore]:
+    """Rescale; returns the result and the store of the new schema version.
+
+    ``progress`` hears of each partition rewritten, counting the files (and bytes) it read.
+    """
     if store.bucket_mode != BucketMode.FIXED:
         raise UnsupportedFeatureError(
             f"table {store.identifier!r}: rescale needs a fixed-bucket table (option 'bucket' > 0), "
@@ -94,6 +106,9 @@ def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, 
     new_store = with_bucket_option(store, bucket)
     if not tasks:
         return RescaleResult(snapshot_id=None, bucket=bucket), new_store
+    sizes = _partition_sizes(store, tasks[0].snapshot_id) if progress is not None else {}
+    tracker = ProgressTracker(progress, "rescale", files_total=sum(f for f, _ in sizes.values()),
+                              bytes_total=sum(b for _, b in sizes.values()))
     messages: list[CommitMessage] = []
     rows = 0
     committer = FileStoreCommit(new_store)
@@ -102,6 +117,7 @@ def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, 
             msgs, n = run_rescale_task(store, new_store, task)
             messages.extend(msgs)
             rows += n
+            tracker.advance(*sizes.get(task.partition, (0, 0)))
         chosen = {t.partition for t in tasks}
         sid = committer.commit(
             messages, overwrite=Overwrite(lambda p: p in chosen, base_snapshot_id=tasks[0].snapshot_id)
