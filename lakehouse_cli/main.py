@@ -40,7 +40,7 @@ class LakehouseGroup(click.Group):
             raise click.ClickException(message) from None
 
 
-@click.group(cls=LakehouseGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group("lakehouse", cls=LakehouseGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option("--warehouse", "-w", envvar="LAKEHOUSE_WAREHOUSE", default=DEFAULT_WAREHOUSE, show_default=True,
               show_envvar=True, help="Warehouse root: a local path or a URI (s3://bucket/path, file://...).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables (every command that prints data).")
