@@ -14,7 +14,11 @@ from table_format.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from table_format.io.file_io import FileStatus
+from table_format.maintenance.expire import ExpirePlan
+from table_format.maintenance.orphan_clean import OrphanCleanPlan
 from table_format.maintenance.progress import ProgressCallback, ProgressEvent
+from table_format.maintenance.rescale import RescaleOutcome, RescaleTask
 from table_format.maintenance.results import (
     CompactResult,
     DeleteTagResult,
@@ -35,26 +39,35 @@ from table_format.options import (
 from table_format.scan.split import DataSplit
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
+from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
 from table_format.write_api import write_table
 
 __all__ = [
-    # maintenance results, progress and options (the lakehouse CLI, UIs)
+    # the plan / run / commit seam of distributed maintenance (table.maintenance.plan_*), and its results
+    "CompactOutcome",
+    "CompactResult",
+    "CompactTask",
+    "ExpirePlan",
+    "ExpireResult",
+    "FileStatus",
+    "OrphanCleanPlan",
+    "OrphanCleanResult",
+    "RescaleOutcome",
+    "RescaleResult",
+    "RescaleTask",
+    # more maintenance results, progress and options (the lakehouse CLI, UIs)
     "BucketMode",
     "ChangelogProducer",
-    "CompactResult",
     "CoreOptions",
     "DeleteTagResult",
-    "ExpireResult",
     "MergeEngine",
-    "OrphanCleanResult",
     "ProgressCallback",
     "ProgressEvent",
-    "RescaleResult",
     "RollbackResult",
     "parse_duration",
     "parse_memory_size",
-    # core
+    # the rest
     "CommitConflictError",
     "CommitFailedError",
     "CommitKind",

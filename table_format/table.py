@@ -229,6 +229,8 @@ class Table:
         return system_table(self.store, name)
 
 
-def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read one planned split (what an executor calls)."""
-    return SplitReader(table.store, columns=columns).read(split)
+def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None,
+               filter: Any = None) -> pa.Table:
+    """Read one planned split (what an executor calls); ``filter`` (the scan's DNF) drops the rows it rejects."""
+    predicate = parse_filter(filter, table.store.schema, table=table.identifier)
+    return SplitReader(table.store, columns=columns, predicate=predicate).read(split)

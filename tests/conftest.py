@@ -55,6 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(name in INTEROP_FIXTURES for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.interop)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture
@@ -302,3 +304,25 @@ def pypaimon(tmp_path_factory: pytest.TempPathFactory) -> Pypaimon:
     if version != "2.1.0":
         _unavailable("pypaimon 2.1.0", f"{PYPAIMON_PYTHON} has pypaimon {version}", marker)
     return Pypaimon(PYPAIMON_PYTHON, tmp_path_factory.mktemp("pypaimon"))
+
+
+# ----------------------------------------------------------------------------------------------- spark
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local SparkSession (``jobs.spark.spark_session``: loopback, Arrow, pushdown, ``format("paimon")``) for
+    the whole test run, stopped at the end. Skips locally / fails under CI=true when pyspark or Java is missing.
+    Tests using it get the ``spark`` marker automatically."""
+    marker = CACHE / "spark.unavailable"
+    if importlib.util.find_spec("pyspark") is None:
+        _unavailable("PySpark", "pyspark is not installed (the 'spark' extra)", marker)
+    if not _java_available():
+        _unavailable("PySpark", "no `java` on PATH (Spark 4 needs a JDK 17 or 21)", marker)
+    from jobs.spark import spark_session  # noqa: PLC0415 - pyspark is optional: import only when Spark tests run
+
+    session = spark_session()
+    try:
+        yield session
+    finally:
+        session.stop()

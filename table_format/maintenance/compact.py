@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
-from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.results import CompactResult
 from table_format.meta.manifest import FileKind, IndexFileMeta, ManifestEntry
 from table_format.meta.snapshot import Snapshot
@@ -60,7 +59,15 @@ def _plan(store: FileStore, snapshot: Snapshot | None, full: bool,
     return tasks
 
 
+def abort_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> None:
+    """Delete the files of outcomes that will not be committed (another task failed)."""
+    for o in outcomes:
+        for p in o.written_paths:
+            store.file_io.delete_quietly(p)
+
+
 def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> CompactResult:
+    """One COMPACT snapshot of the outcomes' messages; when it fails and did not land, their files are deleted."""
     outcomes = [o for o in outcomes if o.message is not None]
     messages = [o.message for o in outcomes if o.message is not None]
     if not messages:
@@ -71,9 +78,7 @@ def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> C
         sid = committer.commit(messages)
     except BaseException:
         if not commit_landed(store, committer.commit_user, base_id):  # never delete what a snapshot may use
-            for o in outcomes:
-                for p in o.written_paths:
-                    store.file_io.delete_quietly(p)
+            abort_compaction(store, outcomes)
         raise
     return CompactResult(
         snapshot_id=sid,
@@ -84,23 +89,15 @@ def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> C
     )
 
 
-def compact(store: FileStore, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
-            progress: ProgressCallback | None = None) -> CompactResult:
-    """Compact locally: universal compaction per bucket, or everything to the max level with full=True.
-
-    ``progress`` hears of each bucket done, counting the files (and bytes) of the bucket's live files.
-    """
+def compact(store: FileStore, *, full: bool = False,
+            partitions: Sequence[Mapping[str, Any]] | None = None) -> CompactResult:
+    """Compact locally: universal compaction per bucket, or everything to the max level with full=True."""
     tasks = plan_compaction(store, full=full, partitions=partitions)
-    tracker = ProgressTracker(progress, "compact", files_total=sum(len(t.files) for t in tasks),
-                              bytes_total=sum(f.file_size for t in tasks for f in t.files))
     outcomes = []
     try:
         for task in tasks:
             outcomes.append(run_compact_task(store, task))
-            tracker.advance(len(task.files), sum(f.file_size for f in task.files))
     except BaseException:
-        for o in outcomes:
-            for p in o.written_paths:
-                store.file_io.delete_quietly(p)
+        abort_compaction(store, outcomes)
         raise
     return commit_compaction(store, outcomes)

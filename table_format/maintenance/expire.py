@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from table_format.errors import (
     CorruptMetadataError,
@@ -64,9 +66,29 @@ from table_format.meta.snapshot import Snapshot
 from table_format.options import parse_duration
 from table_format.store.file_store import FileStore
 
-__all__ = ["check_expire_options", "expire_consumers", "expire_snapshots", "expire_until"]
+__all__ = [
+    "ExpirePlan",
+    "check_expire_options",
+    "delete_snapshot_files",
+    "expire_consumers",
+    "expire_snapshots",
+    "finish_expiration",
+    "plan_expiration",
+    "run_expiration",
+]
 
 _INT_MAX = 2147483647
+
+
+@dataclass(frozen=True, slots=True)
+class ExpirePlan:
+    """What an expiration deletes, in order; picklable, so that executors can delete `file_paths` in chunks."""
+
+    earliest_kept: int | None  # the earliest snapshot after expiration (None: the table has no snapshot)
+    expired_snapshots: tuple[int, ...] = ()
+    snapshot_files: tuple[str, ...] = ()  # deleted first, oldest first, by the driver
+    file_paths: tuple[str, ...] = ()  # data, changelog and metadata files only the expired snapshots used
+    changed_buckets: tuple[tuple[bytes, int], ...] = ()  # (partition, bucket) whose directories may become empty
 
 
 def _option_int(store: FileStore, name: str, value: object) -> int:
@@ -152,8 +174,21 @@ def expire_snapshots(
     None means the table option: ``snapshot.num-retained.min`` (10), ``snapshot.num-retained.max``
     (unbounded), ``snapshot.time-retained`` (1 h), ``snapshot.expire.limit`` (10). ``older_than`` is an instant
     (datetime; naive = local time) or an age (timedelta): a snapshot may expire once its successor is older.
-    ``progress`` hears of each file deleted (or checked, in a dry run); sizes are not known (bytes_total None).
     """
+    plan = plan_expiration(store, retain_min=retain_min, retain_max=retain_max, older_than=older_than,
+                           max_deletes=max_deletes)
+    return run_expiration(store, plan, dry_run=dry_run, progress=progress)
+
+
+def plan_expiration(
+    store: FileStore,
+    *,
+    retain_min: int | None = None,
+    retain_max: int | None = None,
+    older_than: _dt.datetime | _dt.timedelta | None = None,
+    max_deletes: int | None = None,
+) -> ExpirePlan:
+    """Which snapshots expire and which files go with them, in deletion order; changes nothing."""
     opts = store.options
     rmin = opts.snapshot_num_retained_min if retain_min is None else _option_int(store, "retain_min", retain_min)
     rmax = opts.snapshot_num_retained_max if retain_max is None else _option_int(store, "retain_max", retain_max)
@@ -172,7 +207,7 @@ def expire_snapshots(
     latest = snapshots.latest_id()
     earliest = snapshots.earliest_id()
     if latest is None or earliest is None:
-        return ExpireResult((), (), dry_run, None)
+        return ExpirePlan(earliest_kept=None)
 
     min_id = max(latest - rmax + 1, earliest)  # older ones go whatever their age (num-retained.max)
     max_exclusive = latest - rmin + 1  # num-retained.min
@@ -189,17 +224,14 @@ def expire_snapshots(
         if threshold <= successor.time_millis:  # time-retained: the successor is still young
             end = sid
             break
-    return expire_until(store, earliest, end, dry_run=dry_run, progress=progress)
+    return _plan_until(store, earliest, end)
 
 
-def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run: bool,
-                 progress: ProgressCallback | None = None) -> ExpireResult:
-    """Expire snapshots ``[begin, end_exclusive)`` (ExpireSnapshotsImpl.expireUntil)."""
+def _plan_until(store: FileStore, earliest: int, end_exclusive: int) -> ExpirePlan:
+    """Expire snapshots ``[begin, end_exclusive)`` (ExpireSnapshotsImpl.expireUntil): the plan; reads metadata only."""
     snapshots = store.snapshots
     if end_exclusive <= earliest:
-        if not dry_run and not store.file_io.exists(f"{store.paths.snapshot_dir}/{EARLIEST}"):
-            snapshots.commit_earliest_hint(earliest)
-        return ExpireResult((), (), dry_run, earliest)
+        return ExpirePlan(earliest_kept=earliest)
 
     begin = earliest
     for sid in range(end_exclusive - 1, earliest - 1, -1):
@@ -207,7 +239,7 @@ def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run
             begin = sid + 1
             break
     if begin >= end_exclusive:
-        return ExpireResult((), (), dry_run, end_exclusive)
+        return ExpirePlan(earliest_kept=end_exclusive)
 
     end_snapshot = snapshots.snapshot(end_exclusive)
     expired = [snapshots.snapshot(sid) for sid in range(begin, end_exclusive)]
@@ -249,39 +281,68 @@ def expire_until(store: FileStore, earliest: int, end_exclusive: int, *, dry_run
     skip = set(metadata_refs(store, skipping).names)
     for snap in expired:
         plan_metadata(store, snap, skip, plan, changelog=True)
+    return ExpirePlan(
+        earliest_kept=end_exclusive,
+        expired_snapshots=tuple(s.id for s in expired),
+        snapshot_files=tuple(store.paths.snapshot(snap.id) for snap in expired),
+        file_paths=tuple(plan.paths),
+        changed_buckets=tuple(sorted(changed_buckets)),
+    )
 
-    # the snapshot files go first (oldest first): an interrupted run then leaves unreferenced files (orphans that
-    # remove_orphan_files cleans), never a snapshot whose files are partly gone
-    snapshot_files = [store.paths.snapshot(snap.id) for snap in expired]
-    tracker = ProgressTracker(progress, "expire_snapshots", files_total=len(snapshot_files) + len(plan.paths),
-                              bytes_total=None)
+
+def run_expiration(store: FileStore, plan: ExpirePlan, *, dry_run: bool,
+                   progress: ProgressCallback | None = None) -> ExpireResult:
+    """Carry out a plan locally: the snapshot files, then the other files in order, then `finish_expiration`.
+
+    ``progress`` hears of each file deleted (or checked, in a dry run); sizes are not known (bytes_total None).
+    """
+    tracker = ProgressTracker(progress, "expire_snapshots",
+                              files_total=len(plan.snapshot_files) + len(plan.file_paths), bytes_total=None)
     if dry_run:
-        deleted = execute(store, snapshot_files + plan.paths, dry_run=True, tracker=tracker)
+        deleted = execute(store, plan.snapshot_files + plan.file_paths, dry_run=True, tracker=tracker)
     else:
-        deleted = []
-        for path in snapshot_files:
-            if store.file_io.delete_quietly(path):
-                deleted.append(path)
-            elif store.file_io.exists(path):  # still there: its files must stay too
-                raise TableFormatError(
-                    f"table {store.identifier!r}: could not delete snapshot file {path}; expiration stopped before "
-                    "deleting any other file (files of the snapshots removed so far are orphans: "
-                    "remove_orphan_files or cleans them)"
-                )
-            tracker.advance(1)
-        deleted += execute(store, plan.paths, dry_run=False, tracker=tracker)
+        deleted = delete_snapshot_files(store, plan)
+        tracker.advance(len(plan.snapshot_files))
+        deleted += execute(store, plan.file_paths, dry_run=False, tracker=tracker)
+    return finish_expiration(store, plan, deleted, dry_run=dry_run)
+
+
+def delete_snapshot_files(store: FileStore, plan: ExpirePlan) -> list[str]:
+    """Delete the expired snapshot files first, oldest first: an interrupted run then leaves only unreferenced files
+    (orphans that remove_orphan_files cleans), never a snapshot whose files are partly gone."""
+    deleted = []
+    for path in plan.snapshot_files:
+        if store.file_io.delete_quietly(path):
+            deleted.append(path)
+        elif store.file_io.exists(path):  # still there: its files must stay too
+            raise TableFormatError(
+                f"table {store.identifier!r}: could not delete snapshot file {path}; expiration stopped before "
+                "deleting any other file (files of the snapshots removed so far are orphans: "
+                "remove_orphan_files cleans them)"
+            )
+    return deleted
+
+
+def finish_expiration(store: FileStore, plan: ExpirePlan, deleted: Sequence[str], *, dry_run: bool) -> ExpireResult:
+    """After the files are gone: empty bucket directories (option), the EARLIEST hint; the result."""
+    if plan.earliest_kept is None:  # no snapshot at all
+        return ExpireResult((), (), dry_run, None)
+    if not plan.expired_snapshots:
+        if not dry_run and not store.file_io.exists(f"{store.paths.snapshot_dir}/{EARLIEST}"):
+            store.snapshots.commit_earliest_hint(plan.earliest_kept)
+        return ExpireResult((), (), dry_run, plan.earliest_kept)
     if not dry_run:
-        if clean_empty_directories(store) and changed_buckets:
+        if clean_empty_directories(store) and plan.changed_buckets:
             dirs: list[str] = []
-            for partition, bucket in changed_buckets:
+            for partition, bucket in plan.changed_buckets:
                 dirs.extend(bucket_dirs_upwards(store, partition, bucket))
             remove_empty_dirs(store, dirs)
-        snapshots.commit_earliest_hint(end_exclusive)
+        store.snapshots.commit_earliest_hint(plan.earliest_kept)
     return ExpireResult(
-        expired_snapshots=tuple(s.id for s in expired),
+        expired_snapshots=plan.expired_snapshots,
         deleted_files=tuple(deleted),
         dry_run=dry_run,
-        earliest_snapshot_id=end_exclusive,
+        earliest_snapshot_id=plan.earliest_kept,
     )
 
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from table_format.errors import CorruptMetadataError, OptionError
 from table_format.io.file_io import FileStatus
@@ -41,7 +42,15 @@ from table_format.maintenance.results import OrphanCleanResult
 from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
 
-__all__ = ["remove_orphan_files"]
+__all__ = [
+    "OrphanCleanPlan",
+    "delete_files",
+    "finish_orphan_clean",
+    "list_candidates",
+    "plan_orphan_clean",
+    "remove_orphan_files",
+    "used_file_names",
+]
 
 
 def _cutoff_millis(store: FileStore, older_than: object, now_ms: int) -> int:
@@ -182,6 +191,91 @@ def _data_dirs(store: FileStore) -> tuple[list[str], list[str]]:
     return buckets, empty_partitions
 
 
+@dataclass(frozen=True, slots=True)
+class OrphanCleanPlan:
+    """Where orphans may be; picklable: executors list `candidate_dirs` (`list_candidates`), one task each."""
+
+    cutoff_millis: int  # files modified before this instant (epoch millis) may go
+    roots: tuple[str, ...]  # the table root and its branch roots
+    metadata_orphans: tuple[FileStatus, ...]  # stray files in snapshot/, changelog/, schema/, tag/, consumer/
+    candidate_dirs: tuple[str, ...]  # manifest/, index/, statistics/ and every bucket directory
+    bucket_dirs: tuple[str, ...]
+    empty_partitions: tuple[str, ...]  # partition directories without any bucket directory
+
+    def old_enough(self, st: FileStatus) -> bool:
+        return st.mtime_ns is not None and st.mtime_ns // 1_000_000 < self.cutoff_millis
+
+
+def plan_orphan_clean(
+    store: FileStore, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1)
+) -> OrphanCleanPlan:
+    """Check the cut-off, list the metadata directories and walk the partition directories down to the buckets."""
+    now_ms = int(time.time() * 1000)
+    cutoff = _cutoff_millis(store, older_than, now_ms)
+    fio = store.file_io
+    roots = _branch_roots(store)
+    plan = OrphanCleanPlan(cutoff, tuple(roots), (), (), (), ())
+    orphans: list[FileStatus] = []
+    # metadata directories: only files that are not metadata (temp files of atomic writes and strays)
+    for root in roots:
+        for st in fio.list_dir(f"{root}/snapshot"):
+            if not st.is_dir and plan.old_enough(st) and not (
+                st.name.startswith(SNAPSHOT_PREFIX) or st.name in (EARLIEST, LATEST)
+            ):
+                orphans.append(st)
+        for st in fio.list_dir(f"{root}/{CHANGELOG_DIR}"):
+            if not st.is_dir and plan.old_enough(st) and not (
+                st.name.startswith(CHANGELOG_PREFIX) or st.name in (EARLIEST, LATEST)
+            ):
+                orphans.append(st)
+        for sub in ("schema", "tag", CONSUMER_DIR):
+            orphans.extend(st for st in fio.list_dir(f"{root}/{sub}")
+                           if not st.is_dir and _is_temp(st.name) and plan.old_enough(st))
+    bucket_dirs, empty_partitions = _data_dirs(store)
+    candidate_dirs = [store.paths.manifest_dir, store.paths.index_dir, f"{store.paths.root}/{STATISTICS_DIR}"]
+    candidate_dirs += bucket_dirs
+    return replace(plan, metadata_orphans=tuple(orphans), candidate_dirs=tuple(candidate_dirs),
+                   bucket_dirs=tuple(bucket_dirs), empty_partitions=tuple(empty_partitions))
+
+
+def list_candidates(store: FileStore, plan: OrphanCleanPlan, directory: str) -> list[FileStatus]:
+    """The files of one candidate directory old enough to go (any process)."""
+    return [st for st in store.file_io.list_dir(directory) if not st.is_dir and plan.old_enough(st)]
+
+
+def used_file_names(store: FileStore, plan: OrphanCleanPlan) -> set[str]:
+    """Every file name a snapshot, tag or long-lived changelog references (read after listing the candidates)."""
+    return _collect_used(store, list(plan.roots))
+
+
+def delete_files(store: FileStore, files: Iterable[FileStatus], *, dry_run: bool,
+                 tracker: ProgressTracker | None = None) -> list[FileStatus]:
+    """Delete the files (any process); returns those gone (a dry run: all of them)."""
+    gone = []
+    for st in files:
+        if dry_run or store.file_io.delete_quietly(st.path):
+            gone.append(st)
+        if tracker is not None:
+            tracker.advance(1, st.size)
+    return gone
+
+
+def finish_orphan_clean(store: FileStore, plan: OrphanCleanPlan, orphans: Sequence[FileStatus],
+                        deleted: Sequence[FileStatus], *, dry_run: bool) -> OrphanCleanResult:
+    """Remove the data directories emptied (or empty and old), and the result."""
+    removed_dirs: list[str] = []
+    if not dry_run:
+        removed_dirs = _remove_empty_data_dirs(store, [st.path for st in deleted], list(plan.bucket_dirs),
+                                               list(plan.empty_partitions), plan.old_enough)
+    return OrphanCleanResult(
+        orphan_files=tuple(st.path for st in orphans),
+        deleted_files=tuple(st.path for st in deleted),
+        bytes_freed=sum(st.size for st in deleted),
+        dry_run=dry_run,
+        removed_directories=tuple(removed_dirs),
+    )
+
+
 def remove_orphan_files(
     store: FileStore,
     *,
@@ -193,60 +287,16 @@ def remove_orphan_files(
 
     ``progress`` hears of each orphan file deleted (at once for a dry run), with the files' sizes.
     """
-    now_ms = int(time.time() * 1000)
-    cutoff = _cutoff_millis(store, older_than, now_ms)
-    fio = store.file_io
-
-    def old_enough(st: FileStatus) -> bool:
-        return st.mtime_ns is not None and st.mtime_ns // 1_000_000 < cutoff
-
-    roots = _branch_roots(store)
-    orphans: list[FileStatus] = []
-    # metadata directories: only files that are not metadata (temp files of atomic writes and strays)
-    for root in roots:
-        for st in fio.list_dir(f"{root}/snapshot"):
-            if not st.is_dir and old_enough(st) and not (
-                st.name.startswith(SNAPSHOT_PREFIX) or st.name in (EARLIEST, LATEST)
-            ):
-                orphans.append(st)
-        for st in fio.list_dir(f"{root}/{CHANGELOG_DIR}"):
-            if not st.is_dir and old_enough(st) and not (
-                st.name.startswith(CHANGELOG_PREFIX) or st.name in (EARLIEST, LATEST)
-            ):
-                orphans.append(st)
-        for sub in ("schema", "tag", CONSUMER_DIR):
-            orphans.extend(st for st in fio.list_dir(f"{root}/{sub}")
-                           if not st.is_dir and _is_temp(st.name) and old_enough(st))
-
-    # data and shared metadata files nobody references
-    bucket_dirs, empty_partitions = _data_dirs(store)
-    candidate_dirs = [store.paths.manifest_dir, store.paths.index_dir, f"{store.paths.root}/{STATISTICS_DIR}"]
-    candidate_dirs += bucket_dirs
-    candidates = [st for d in candidate_dirs for st in fio.list_dir(d) if not st.is_dir and old_enough(st)]
+    plan = plan_orphan_clean(store, older_than=older_than)
+    candidates = [st for d in plan.candidate_dirs for st in list_candidates(store, plan, d)]
+    orphans = list(plan.metadata_orphans)
     if candidates:
-        used = _collect_used(store, roots)
+        used = used_file_names(store, plan)
         orphans.extend(st for st in candidates if st.name not in used)
-
-    orphan_paths = tuple(st.path for st in orphans)
-    deleted: list[str] = []
-    freed = 0
     tracker = ProgressTracker(progress, "remove_orphan_files", files_total=len(orphans),
                               bytes_total=sum(st.size for st in orphans))
-    for st in orphans:
-        if dry_run or fio.delete_quietly(st.path):
-            deleted.append(st.path)
-            freed += st.size
-        tracker.advance(1, st.size)
-    removed_dirs: list[str] = []
-    if not dry_run:
-        removed_dirs = _remove_empty_data_dirs(store, deleted, bucket_dirs, empty_partitions, old_enough)
-    return OrphanCleanResult(
-        orphan_files=orphan_paths,
-        deleted_files=tuple(deleted),
-        bytes_freed=freed,
-        dry_run=dry_run,
-        removed_directories=tuple(removed_dirs),
-    )
+    deleted = delete_files(store, orphans, dry_run=dry_run, tracker=tracker)
+    return finish_orphan_clean(store, plan, orphans, deleted, dry_run=dry_run)
 
 
 def _remove_empty_data_dirs(

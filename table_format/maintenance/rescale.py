@@ -11,14 +11,13 @@ with CommitConflictError instead of losing rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from table_format.errors import OptionError, UnsupportedFeatureError
-from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.results import RescaleResult
 from table_format.options import BucketMode
 from table_format.scan.planner import plan_splits
@@ -35,7 +34,16 @@ class RescaleTask:
     """Rewrite of one partition with the new bucket count; picklable for executors."""
 
     partition: bytes
-    snapshot_id: int
+    snapshot_id: int  # the snapshot the rewrite reads (and the overwrite is pinned to)
+    read_schema_id: int  # the schema version the partition was planned under (its old bucket count)
+
+
+@dataclass(frozen=True, slots=True)
+class RescaleOutcome:
+    """What one RescaleTask wrote: its commit messages and the rows they hold."""
+
+    messages: tuple[CommitMessage, ...]
+    rows: int
 
 
 def with_bucket_option(store: FileStore, bucket: int) -> FileStore:
@@ -52,80 +60,109 @@ def with_bucket_option(store: FileStore, bucket: int) -> FileStore:
     return FileStore(identifier=store.identifier, file_io=store.file_io, paths=store.paths, schema=new_schema)
 
 
-def plan_rescale(store: FileStore, *, partitions: Sequence[Mapping[str, Any]] | None = None) -> list[RescaleTask]:
-    snapshot = store.snapshots.latest()
-    if snapshot is None:
-        return []
-    accept: Callable[[bytes], bool] | None = (
-        partition_spec_filter(store, partitions) if partitions is not None else None
-    )
-    live = store.manifests.live_files(snapshot, entry_filter=None if accept is None else (lambda e: accept(e.partition)))
-    return [RescaleTask(p, snapshot.id) for p in sorted({e.partition for e in live})]
+def plan_rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> tuple[
+    list[RescaleTask], FileStore
+]:
+    """Check the request, commit the schema version with the new bucket count, plan one task per partition.
 
-
-def run_rescale_task(old: FileStore, new: FileStore, task: RescaleTask) -> tuple[list[CommitMessage], int]:
-    """Read the partition's merged rows at the pinned snapshot and write them with the new bucket count."""
-    snapshot = old.snapshots.snapshot(task.snapshot_id)
-    splits = [s for s in plan_splits(old, snapshot, None) if s.partition == task.partition]
-    reader = SplitReader(old)
-    tables = [reader.read(s) for s in splits]
-    rows = pa.concat_tables(tables) if tables else None
-    writer = TableWrite(new, ignore_previous_files=True)
-    try:
-        if rows is not None and rows.num_rows:
-            writer.write(rows)
-        return writer.prepare_commit(), rows.num_rows if rows is not None else 0
-    except BaseException:
-        writer.abort()
-        raise
-
-
-def _partition_sizes(store: FileStore, snapshot_id: int) -> dict[bytes, tuple[int, int]]:
-    """Partition -> (live files, bytes) at a snapshot: the units of rescale's progress."""
-    sizes: dict[bytes, tuple[int, int]] = {}
-    for e in store.manifests.live_files(store.snapshots.snapshot(snapshot_id)):
-        files, nbytes = sizes.get(e.partition, (0, 0))
-        sizes[e.partition] = (files + 1, nbytes + e.file.file_size)
-    return sizes
-
-
-def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None,
-            progress: ProgressCallback | None = None) -> tuple[RescaleResult, FileStore]:
-    """Rescale; returns the result and the store of the new schema version.
-
-    ``progress`` hears of each partition rewritten, counting the files (and bytes) it read.
+    Returns the tasks and the store of the new schema version (the one the tasks run and commit with).
     """
     if store.bucket_mode != BucketMode.FIXED:
         raise UnsupportedFeatureError(
             f"table {store.identifier!r}: rescale needs a fixed-bucket table (option 'bucket' > 0), "
             f"not bucket = {store.options.bucket}"
         )
-    if not isinstance(bucket, int) or bucket <= 0:
+    if isinstance(bucket, bool) or not isinstance(bucket, int) or bucket <= 0:
         raise OptionError(f"table {store.identifier!r}: rescale bucket must be a positive integer, got {bucket!r}")
-    tasks = plan_rescale(store, partitions=partitions)
-    new_store = with_bucket_option(store, bucket)
-    if not tasks:
-        return RescaleResult(snapshot_id=None, bucket=bucket), new_store
-    sizes = _partition_sizes(store, tasks[0].snapshot_id) if progress is not None else {}
-    tracker = ProgressTracker(progress, "rescale", files_total=sum(f for f, _ in sizes.values()),
-                              bytes_total=sum(b for _, b in sizes.values()))
-    messages: list[CommitMessage] = []
-    rows = 0
-    committer = FileStoreCommit(new_store)
+    snapshot = store.snapshots.latest()
+    accept: Callable[[bytes], bool] | None = (
+        partition_spec_filter(store, partitions) if partitions is not None else None
+    )
+    tasks: list[RescaleTask] = []
+    if snapshot is not None:
+        live = store.manifests.live_files(
+            snapshot, entry_filter=None if accept is None else (lambda e: accept(e.partition))
+        )
+        tasks = [RescaleTask(p, snapshot.id, store.schema.id) for p in sorted({e.partition for e in live})]
+    return tasks, with_bucket_option(store, bucket)
+
+
+def run_rescale_task(store: FileStore, task: RescaleTask) -> RescaleOutcome:
+    """Read the partition's merged rows at the pinned snapshot and write them with `store`'s bucket count.
+
+    Runs on any process; nothing is committed. On failure the files written so far are deleted.
+    """
+    old = FileStore(identifier=store.identifier, file_io=store.file_io, paths=store.paths,
+                    schema=store.schema_by_id(task.read_schema_id))
+    snapshot = old.snapshots.snapshot(task.snapshot_id)
+    splits = [s for s in plan_splits(old, snapshot, None) if s.partition == task.partition]
+    reader = SplitReader(old)
+    tables = [reader.read(s) for s in splits]
+    rows = pa.concat_tables(tables) if tables else None
+    writer = TableWrite(store, ignore_previous_files=True)
     try:
-        for task in tasks:
-            msgs, n = run_rescale_task(store, new_store, task)
-            messages.extend(msgs)
-            rows += n
-            tracker.advance(*sizes.get(task.partition, (0, 0)))
-        chosen = {t.partition for t in tasks}
+        if rows is not None and rows.num_rows:
+            writer.write(rows)
+        return RescaleOutcome(tuple(writer.prepare_commit()), rows.num_rows if rows is not None else 0)
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def partition_sizes(store: FileStore, tasks: Sequence[RescaleTask]) -> dict[bytes, tuple[int, int]]:
+    """Partition -> (live files, bytes) read by the tasks: the units of rescale's progress."""
+    if not tasks:
+        return {}
+    chosen = {t.partition for t in tasks}
+    sizes: dict[bytes, tuple[int, int]] = {}
+    for e in store.manifests.live_files(store.snapshots.snapshot(tasks[0].snapshot_id),
+                                        entry_filter=lambda e: e.partition in chosen):
+        files, nbytes = sizes.get(e.partition, (0, 0))
+        sizes[e.partition] = (files + 1, nbytes + e.file.file_size)
+    return sizes
+
+
+def abort_rescale(store: FileStore, outcomes: Iterable[RescaleOutcome]) -> None:
+    """Delete the files of outcomes that will not be committed."""
+    for o in outcomes:
+        for m in o.messages:
+            for f in m.new_files:
+                store.file_io.delete_quietly(store.data_file_path(m.partition, m.bucket, f.file_name))
+
+
+def commit_rescale(store: FileStore, tasks: Sequence[RescaleTask], outcomes: Sequence[RescaleOutcome]) -> RescaleResult:
+    """One OVERWRITE snapshot replacing the tasks' partitions, pinned to the snapshot they read.
+
+    When it fails and did not land, the outcomes' files are deleted.
+    """
+    bucket = store.options.bucket
+    if not tasks:
+        return RescaleResult(snapshot_id=None, bucket=bucket)
+    messages = [m for o in outcomes for m in o.messages]
+    chosen = {t.partition for t in tasks}
+    committer = FileStoreCommit(store)
+    try:
         sid = committer.commit(
             messages, overwrite=Overwrite(lambda p: p in chosen, base_snapshot_id=tasks[0].snapshot_id)
         )
     except BaseException:
-        if not commit_landed(new_store, committer.commit_user, tasks[0].snapshot_id):
-            for m in messages:
-                for f in m.new_files:
-                    new_store.file_io.delete_quietly(new_store.data_file_path(m.partition, m.bucket, f.file_name))
+        if not commit_landed(store, committer.commit_user, tasks[0].snapshot_id):
+            abort_rescale(store, outcomes)
         raise
-    return RescaleResult(snapshot_id=sid, bucket=bucket, rewritten_partitions=len(tasks), rewritten_rows=rows), new_store
+    return RescaleResult(snapshot_id=sid, bucket=bucket, rewritten_partitions=len(tasks),
+                         rewritten_rows=sum(o.rows for o in outcomes))
+
+
+def rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> tuple[
+    RescaleResult, FileStore
+]:
+    """Rescale locally; returns the result and the store of the new schema version."""
+    tasks, new_store = plan_rescale(store, bucket=bucket, partitions=partitions)
+    outcomes: list[RescaleOutcome] = []
+    try:
+        for task in tasks:
+            outcomes.append(run_rescale_task(new_store, task))
+    except BaseException:
+        abort_rescale(new_store, outcomes)
+        raise
+    return commit_rescale(new_store, tasks, outcomes), new_store

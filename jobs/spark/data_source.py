@@ -1,0 +1,59 @@
+"""``format("paimon")``: the PySpark Python data source over table_format (reads, writes, filter pushdown).
+
+    register_data_source(spark)
+    df = spark.read.format("paimon").load("/warehouse/db.db/orders")
+    df.write.format("paimon").mode("append").save("/warehouse/db.db/orders")
+
+Reader options: ``columns`` ("a,b": Spark does not prune Python data sources, so project here), ``snapshot-id``,
+``tag``, ``incremental-between`` ("3,5": the changes after snapshot 3 up to 5, with ``_row_kind``),
+``source.split.target-size`` / ``source.split.open-file-cost`` / ``min-partitions`` (split packing), and
+``warehouse`` (then ``load("db.table")``). See docs/spark.md.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.types import StringType, StructField, StructType
+
+from jobs.spark.read_options import read_options
+from jobs.spark.reader import PaimonReader
+from jobs.spark.types import spark_schema
+from table_format import SchemaError, open_table
+
+FORMAT = "paimon"
+ROW_KIND = "_row_kind"
+
+
+class PaimonDataSource(DataSource):
+    """Spark's entry point; ``self.options`` holds the user's options (case-insensitive) and ``path``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        opts = read_options(self.options)
+        table = open_table(opts.path)
+        arrow = table.arrow_schema
+        if opts.columns is not None:
+            unknown = [c for c in opts.columns if c not in arrow.names]
+            if unknown:
+                raise SchemaError(f"table {table.identifier!r}: option 'columns' names unknown columns {unknown} "
+                                  f"(columns: {arrow.names})")
+            arrow = pa.schema([arrow.field(c) for c in opts.columns])
+        schema = spark_schema(arrow, table=table.identifier)
+        if opts.incremental is not None:  # deletions carry only some columns: every column may be null
+            schema = StructType([StructField(f.name, f.dataType, True) for f in schema.fields]
+                                + [StructField(ROW_KIND, StringType(), False)])
+        return schema
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return PaimonReader(read_options(self.options), schema)
+
+
+def register_data_source(spark: SparkSession) -> None:
+    """Register ``format("paimon")`` on this session and turn on Python filter pushdown (the reader needs it)."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(PaimonDataSource)

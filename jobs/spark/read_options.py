@@ -1,0 +1,86 @@
+"""The options of ``spark.read.format("paimon")``, parsed once and validated with errors naming the option."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from table_format import OptionError
+
+TARGET_SPLIT_SIZE = 128 * 1024 * 1024  # Paimon's source.split.target-size
+OPEN_FILE_COST = 4 * 1024 * 1024  # Paimon's source.split.open-file-cost
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    path: str
+    columns: tuple[str, ...] | None = None
+    snapshot_id: int | None = None
+    tag: str | None = None
+    incremental: tuple[int, int] | None = None  # (start, end): the changes after start up to end
+    target_split_size: int = TARGET_SPLIT_SIZE
+    open_file_cost: int = OPEN_FILE_COST
+    min_partitions: int = 2
+
+
+def table_path(options: Mapping[str, str]) -> str:
+    """``load(table_path)``, or ``option("warehouse", w).load("db.table")`` (the table at ``w/db.db/table``)."""
+    path = options.get("path")
+    if not path:
+        raise OptionError('format("paimon"): give the table directory, e.g. load("/warehouse/db.db/orders"), or '
+                          'option("warehouse", ...) with load("db.table")')
+    warehouse = options.get("warehouse")
+    if warehouse is None:
+        return path
+    database, dot, table = path.partition(".")
+    if not dot or not database or not table or "/" in path:
+        raise OptionError(f'format("paimon"): with option "warehouse", load() takes "database.table", got {path!r}')
+    return f"{warehouse.rstrip('/')}/{database}.db/{table}"
+
+
+def read_options(options: Mapping[str, str]) -> ReadOptions:
+    path = table_path(options)
+    columns = None
+    if options.get("columns"):
+        columns = tuple(c.strip() for c in options["columns"].split(",") if c.strip())
+        if not columns or len(set(columns)) != len(columns):
+            raise OptionError(f"table at {path!r}: option 'columns' must list distinct columns, got "
+                              f"{options['columns']!r}")
+    snapshot_id = _int(options, "snapshot-id", path)
+    tag = options.get("tag") or None
+    incremental = None
+    if options.get("incremental-between"):
+        raw = options["incremental-between"]
+        parts = [p.strip() for p in raw.split(",")]
+        if len(parts) != 2 or not all(p.isdigit() for p in parts) or int(parts[0]) > int(parts[1]):
+            raise OptionError(f"table at {path!r}: option 'incremental-between' must be 'start,end' snapshot ids "
+                              f"with start <= end, got {raw!r}")
+        incremental = (int(parts[0]), int(parts[1]))
+    chosen = [name for name, v in (("snapshot-id", snapshot_id), ("tag", tag), ("incremental-between", incremental))
+              if v is not None]
+    if len(chosen) > 1:
+        raise OptionError(f"table at {path!r}: options {chosen} exclude each other; give one")
+    return ReadOptions(
+        path=path,
+        columns=columns,
+        snapshot_id=snapshot_id,
+        tag=tag,
+        incremental=incremental,
+        target_split_size=_int(options, "source.split.target-size", path) or TARGET_SPLIT_SIZE,
+        open_file_cost=_int(options, "source.split.open-file-cost", path) or OPEN_FILE_COST,
+        min_partitions=_int(options, "min-partitions", path) or max(2, os.cpu_count() or 2),
+    )
+
+
+def _int(options: Mapping[str, str], name: str, path: str) -> int | None:
+    raw = options.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise OptionError(f"table at {path!r}: option {name!r} must be an integer, got {raw!r}") from None
+    if value < 0:
+        raise OptionError(f"table at {path!r}: option {name!r} must be >= 0, got {raw!r}")
+    return value

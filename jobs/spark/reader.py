@@ -1,0 +1,121 @@
+"""The reading half of the ``paimon`` data source: plan on the driver, read splits on executors as Arrow batches.
+
+``partitions()`` plans the scan once (table_format's planner prunes partitions, buckets and files with the pushed
+filters) and packs the splits into Spark partitions by size, like Paimon's split generation: a split whose files
+need no merge (append tables, primary-key splits without overlapping keys) is cut into single files, a merged
+split stays whole. ``read()`` runs on an executor: ``read_split`` per split, converted to Spark's Arrow types,
+yielded as ``pyarrow.RecordBatch`` (no per-row Python).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
+
+from jobs.spark.filters import Condition, split_filters
+from jobs.spark.read_options import ReadOptions
+from jobs.spark.types import exchange_schema, to_exchange
+from table_format import DataSplit, open_table, read_split
+
+BATCH_ROWS = 65536
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitsPartition(InputPartition):
+    """One Spark partition: splits of one snapshot, read one after the other."""
+
+    splits: tuple[DataSplit, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangesPartition(InputPartition):
+    """The one partition of an incremental read (``table.changes(start, end)``)."""
+
+    start: int
+    end: int
+
+
+class PaimonReader(DataSourceReader):
+    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+        self.options = options
+        self.schema = schema
+        self.conditions: list[Condition] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
+        if self.options.incremental is not None:
+            return filters  # the changes are not filtered by table_format: Spark applies every filter
+        table = open_table(self.options.path)
+        self.conditions, rejected = split_filters(filters, table.arrow_schema)
+        return rejected
+
+    def partitions(self) -> Sequence[InputPartition]:
+        opts = self.options
+        if opts.incremental is not None:
+            return [ChangesPartition(*opts.incremental)]
+        table = open_table(opts.path)
+        scan = table.scan(filter=self.conditions or None, columns=opts.columns, snapshot_id=opts.snapshot_id,
+                          tag=opts.tag)
+        return pack_splits(scan.plan(), target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
+                           min_partitions=opts.min_partitions)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        target = exchange_schema(self.schema)
+        table = open_table(self.options.path)
+        columns = list(self.options.columns) if self.options.columns else None
+        if isinstance(partition, ChangesPartition):
+            yield from _batches(table.changes(partition.start, partition.end, columns=columns), target)
+            return
+        if not isinstance(partition, SplitsPartition):
+            return  # Spark's single empty partition when the plan has no split
+        for split in partition.splits:
+            data = read_split(table, split, columns=columns, filter=self.conditions or None)
+            yield from _batches(data, target)
+
+
+def _batches(data: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:
+    if data.num_rows:
+        yield from to_exchange(data, target).to_batches(max_chunksize=BATCH_ROWS)
+
+
+def pack_splits(splits: Sequence[DataSplit], *, target_size: int, open_file_cost: int,
+                min_partitions: int) -> list[InputPartition]:
+    """Spark partitions of about ``target_size`` bytes (each file weighs at least ``open_file_cost``), at least
+    ``min_partitions`` of them when there are enough pieces; biggest pieces first, next-fit, as Spark packs files."""
+    pieces = [piece for split in splits for piece in _pieces(split)]
+    if not pieces:
+        return []
+    weights = [_weight(p, open_file_cost) for p in pieces]
+    per_partition = max(open_file_cost, math.ceil(sum(weights) / max(1, min_partitions)))
+    limit = min(target_size, per_partition)
+    partitions: list[InputPartition] = []
+    current: list[DataSplit] = []
+    size = 0
+    for weight, piece in sorted(zip(weights, pieces, strict=True), key=lambda wp: -wp[0]):
+        if current and size + weight > limit:
+            partitions.append(SplitsPartition(tuple(current)))
+            current, size = [], 0
+        current.append(piece)
+        size += weight
+    partitions.append(SplitsPartition(tuple(current)))
+    return partitions
+
+
+def _pieces(split: DataSplit) -> list[DataSplit]:
+    """A split that needs no merge reads file by file: one piece per file; a merged split is one piece."""
+    if not split.raw_convertible or len(split.files) == 1:
+        return [split]
+    dvs: Sequence[Any] = split.deletion_files or [None] * len(split.files)
+    return [
+        dataclasses.replace(split, files=(f,), deletion_files=(dv,) if split.deletion_files else None)
+        for f, dv in zip(split.files, dvs, strict=True)
+    ]
+
+
+def _weight(split: DataSplit, open_file_cost: int) -> int:
+    return sum(max(f.file_size, open_file_cost) for f in split.files)
