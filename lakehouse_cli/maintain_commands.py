@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import importlib
-import importlib.util
 from collections.abc import Callable
 from typing import Any
 
@@ -27,12 +26,15 @@ PARTITIONS = click.option("--partition", "-p", "partitions", type=PARTITION, mul
 
 
 def _spark_runner() -> Any:
-    if importlib.util.find_spec("pyspark") is None:
-        raise UserError("--spark needs pyspark: install the spark extra (pip install 'lakehouse[spark]')")
+    """lakehouse_cli.spark_runner, or a one-line error saying what is missing."""
     try:
         return importlib.import_module("lakehouse_cli.spark_runner")
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] == "pyspark":
+            raise UserError("--spark needs pyspark: install the spark extra (pip install 'lakehouse[spark]')") from None
+        raise UserError(f"--spark: jobs.spark cannot be loaded ({e})") from None
     except ImportError as e:
-        raise UserError(f"--spark: jobs.spark cannot run maintenance here ({e})") from None
+        raise UserError(f"--spark: this jobs.spark has no distributed maintenance ({e})") from None
 
 
 def run_maintenance(state: CliState, table: str, operation: str, *, spark: bool, **options: Any) -> Any:
