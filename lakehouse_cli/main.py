@@ -28,9 +28,10 @@ class LakehouseGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt,
+                SystemExit, GeneratorExit):
             raise
-        except Exception as e:
+        except BaseException as e:  # also Rust panics of pyarrow/polars (BaseException)
             state = ctx.find_object(CliState)
             if state is not None and state.debug:
                 raise

@@ -28,29 +28,33 @@ def stdout_console() -> Console:
 
 
 def jsonable(value: Any, *, utc: bool = False) -> Any:
-    """A value as JSON: Decimal as a string (exact), bytes as base64, dates and times ISO 8601, NaN as a string.
+    """A value as JSON, in the conventions of polars' NDJSON writer: Decimal as a string (exact), NaN and infinities
+    as null, dates and times ISO 8601, naive timestamps ``YYYY-MM-DD HH:MM:SS[.ffffff]``, maps as objects; bytes
+    (which polars cannot write) as base64.
 
-    ``utc``: naive datetimes are UTC instants (metadata times) and get a ``Z``.
+    ``utc``: naive datetimes are UTC instants (metadata times): ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``.
     """
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+        return value if math.isfinite(value) else None
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, dt.datetime):
-        text = value.isoformat()
-        return text + "Z" if utc and value.tzinfo is None else text
+        if value.tzinfo is not None:
+            return value.isoformat()
+        return value.isoformat() + "Z" if utc else value.isoformat(sep=" ")
     if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
         return value.total_seconds()
     if isinstance(value, Mapping):
         return {str(k): jsonable(v, utc=utc) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+        return {str(k): jsonable(v, utc=utc) for k, v in value}  # a MAP value reads as (key, value) tuples
     if isinstance(value, (list, tuple)):
-        # a MAP column reads as a list of (key, value) tuples: kept as [key, value] pairs
         return [jsonable(v, utc=utc) for v in value]
     return str(value)
 

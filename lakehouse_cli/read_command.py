@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from typing import IO
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 
 from lakehouse_cli.context import UserError, json_option, state_of, wants_json
 from lakehouse_cli.filters import parse_filters
-from lakehouse_cli.output import print_table, stdout_console
+from lakehouse_cli.output import jsonable, print_table, stdout_console
 from lakehouse_cli.progress import RowCounter, row_progress
 from table_format import Table
 
@@ -100,7 +101,30 @@ def _write_parquet(batches: Iterator[pa.RecordBatch], schema: pa.Schema, output:
             writer.write_batch(batch)
 
 
+def _has_binary(t: pa.DataType) -> bool:
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return True
+    return any(_has_binary(t.field(i).type) for i in range(t.num_fields))
+
+
+def _write_jsonl(batch: pa.RecordBatch, sink: IO[bytes], *, python_encoder: bool) -> None:
+    """JSON lines with polars (fast); with the Python encoder (binary as base64) where polars cannot write binary."""
+    if python_encoder:
+        lines = (json.dumps(jsonable(row), ensure_ascii=False, separators=(",", ":")) for row in batch.to_pylist())
+        sink.write("".join(line + "\n" for line in lines).encode())
+        return
+    frame = pl.from_arrow(batch)
+    assert isinstance(frame, pl.DataFrame)
+    frame.write_ndjson(sink)
+
+
 def _write_text(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: str, output: str | None) -> None:
+    if fmt == "csv":
+        unfit = [f.name for f in schema if pa.types.is_nested(f.type) or _has_binary(f.type)]
+        if unfit:
+            raise UserError(f"--format csv cannot hold the nested or binary columns {unfit}; use --format jsonl or "
+                            "parquet, or leave them out with --columns")
+    python_encoder = any(_has_binary(f.type) for f in schema)
     sink: IO[bytes]
     with open(output, "wb") if output is not None else _stdout_bytes() as sink:
         first = True
@@ -109,9 +133,7 @@ def _write_text(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: str, 
                 options = pacsv.WriteOptions(include_header=first)
                 pacsv.write_csv(pa.Table.from_batches([batch]), sink, write_options=options)
             else:
-                frame = pl.from_arrow(batch)
-                assert isinstance(frame, pl.DataFrame)
-                frame.write_ndjson(sink)
+                _write_jsonl(batch, sink, python_encoder=python_encoder)
             first = False
         if first and fmt == "csv":  # no rows: still the header
             pacsv.write_csv(schema.empty_table(), sink)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import os
@@ -153,3 +154,38 @@ def test_read_changes_nothing(run: Run) -> None:
     run("read", "shop.orders")
     run("read", "shop.orders", "--json", "-f", "id > 1")
     assert tree(run.warehouse) == before
+
+
+ALL_TYPES = pa.schema([
+    ("b", pa.binary()), ("l", pa.list_(pa.int32())), ("m", pa.map_(pa.string(), pa.int64())),
+    ("st", pa.struct([("x", pa.int32())])), ("d", pa.date32()), ("ts", pa.timestamp("us")), ("f", pa.float64()),
+])
+
+
+@pytest.fixture
+def typed(run: Run) -> Run:
+    table = FileSystemCatalog(run.warehouse).create_table("shop.typed", ALL_TYPES)
+    write_table(table, pa.table({
+        "b": [b"\x00\xff", None], "l": [[1, 2], None], "m": [[("a", 1)], None], "st": [{"x": 1}, None],
+        "d": [dt.date(2024, 1, 2), None], "ts": [dt.datetime(2024, 1, 2, 3, 4, 5, 6), None],
+        "f": [float("nan"), 1.5]}, schema=ALL_TYPES))
+    return run
+
+
+def test_jsonl_of_every_kind_of_column(typed: Run) -> None:
+    expected = [{"l": [1, 2], "m": {"a": 1}, "st": {"x": 1}, "d": "2024-01-02", "ts": "2024-01-02 03:04:05.000006",
+                 "f": None},
+                {"l": None, "m": None, "st": None, "d": None, "ts": None, "f": 1.5}]
+    without_binary = typed("read", "shop.typed", "--json", "-c", "l,m,st,d,ts,f").stdout  # polars' writer
+    assert [json.loads(line) for line in without_binary.splitlines()] == expected
+    with_binary = typed("read", "shop.typed", "--json").stdout  # polars cannot write binary: the same conventions
+    rows = [json.loads(line) for line in with_binary.splitlines()]
+    assert [r.pop("b") for r in rows] == ["AP8=", None]  # base64
+    assert rows == expected
+    assert "2024-01-02 03:04:05" in typed("read", "shop.typed").stdout
+
+
+def test_csv_refuses_nested_and_binary_columns(typed: Run) -> None:
+    err = typed("read", "shop.typed", "--format", "csv", code=1).stderr
+    assert "nested or binary columns ['b', 'l', 'm', 'st']" in err
+    assert typed("read", "shop.typed", "--format", "csv", "-c", "d,f").stdout.splitlines()[0] == '"d","f"'
