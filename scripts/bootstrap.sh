@@ -153,4 +153,9 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- 5. Spark side environments (spark-maint)
+# .cache/venv-executor (executor Python without this project, for the standalone-cluster tests) and
+# .cache/venv-spark41 + .cache/paimon-spark (Paimon's own Spark connector as a peer); see the script's header.
+PYTHON="$PY" VENV="$VENV" bash "$REPO/scripts/bootstrap_spark.sh" || warn "scripts/bootstrap_spark.sh failed"
+
 say "done in $((SECONDS - T0)) s"

@@ -41,7 +41,7 @@ from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
-from table_format.write_api import write_table
+from table_format.write_api import commit_write, discard_written_files, table_commit_landed, write_table
 
 __all__ = [
     # the plan / run / commit seam of distributed maintenance (table.maintenance.plan_*), and its results
@@ -88,6 +88,9 @@ __all__ = [
     "TableWrite",
     "UnsupportedFeatureError",
     "open_table",
+    "commit_write",
+    "discard_written_files",
     "read_split",
+    "table_commit_landed",
     "write_table",
 ]

@@ -13,16 +13,19 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from table_format.arrow_types import to_arrow_schema
+from table_format.arrow_types import to_arrow_schema, to_arrow_type
+from table_format.bucket import bucket_of, hash_rows
 from table_format.errors import SchemaError, SnapshotNotFoundError
 from table_format.maintenance.actions import MaintenanceActions
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.maintenance.results import DeleteTagResult, RollbackResult
 from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rollback_to
 from table_format.meta.snapshot import Snapshot, tag_from_json
+from table_format.options import BucketMode
 from table_format.predicate import Predicate, parse_filter
 from table_format.scan.changes import read_changes
 from table_format.scan.planner import plan_splits
@@ -110,6 +113,26 @@ class Table:
     def arrow_schema(self) -> pa.Schema:
         return to_arrow_schema(self.store.schema.fields)
 
+    @property
+    def bucket_mode(self) -> str:
+        """"fixed" (option bucket > 0), "dynamic" (bucket = -1 with a primary key) or "unaware" (append, no buckets)."""
+        return self.store.bucket_mode.value
+
+    def bucket_ids(self, data: pa.Table) -> np.ndarray:
+        """The bucket of every row of ``data`` on a fixed-bucket table (the bucket-key hash Java's writers use), so
+        that distributed writers can route each bucket to one task. ``data`` needs the bucket-key columns."""
+        store = self.store
+        if store.bucket_mode != BucketMode.FIXED:
+            raise SchemaError(f"table {self.identifier!r}: bucket ids exist only for option 'bucket' > 0 "
+                              f"(this table's bucket mode is {store.bucket_mode.value!r})")
+        keys = list(store.schema.bucket_keys)
+        missing = [k for k in keys if k not in data.column_names]
+        if missing:
+            raise SchemaError(f"table {self.identifier!r}: bucket-key columns {missing} are missing from the data")
+        types = [store.schema.field(k).type for k in keys]
+        columns = [data.column(k).cast(to_arrow_type(t)) for k, t in zip(keys, types, strict=True)]
+        return bucket_of(hash_rows(columns, types), store.options.bucket).astype(np.int32)
+
     def snapshots(self) -> list[Snapshot]:
         return self.store.snapshots.snapshots()
 
@@ -178,6 +201,10 @@ class Table:
         snapshot_id = FileStoreCommit(self.store, commit_user=commit_user).commit(list(messages), overwrite=over)
         post_commit.run()  # expiration and tags; logs its errors, never raises them: the commit has landed
         return snapshot_id
+
+    def partition_values(self, partition: bytes) -> dict[str, Any]:
+        """The partition key values of a partition (as in CommitMessage.partition and DataSplit.partition)."""
+        return dict(zip(self.partition_keys, self.store.decode_partition(partition), strict=True))
 
     def partition_filter(self, specs: Sequence[Mapping[str, Any]]) -> Any:
         """A predicate on partition BinaryRows accepting any of the given (partial) partition specs."""

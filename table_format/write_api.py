@@ -9,6 +9,7 @@ from typing import Any
 from table_format.errors import SchemaError
 from table_format.table import Table
 from table_format.write.commit import commit_landed
+from table_format.write.commit_message import CommitMessage
 
 
 def write_table(
@@ -30,45 +31,76 @@ def write_table(
         raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
     if overwrite_partitions is not None and mode != "overwrite":
         raise SchemaError(f"table {table.identifier!r}: overwrite_partitions needs mode='overwrite'")
-    overwrite = mode == "overwrite"
-    accept = table.partition_filter(overwrite_partitions) if overwrite_partitions is not None else None
-    writer = table.new_write(overwrite=overwrite)
+    writer = table.new_write(overwrite=mode == "overwrite")
     commit_user = str(uuid.uuid4())
     base_id: int | None = None
     committing = False
     try:
         writer.write(data)
         messages = writer.prepare_commit()
-        if accept is not None:
-            outside = [m for m in messages if not accept(m.partition)]
-            if outside:
-                values = dict(zip(table.partition_keys, table.store.decode_partition(outside[0].partition), strict=True))
-                raise SchemaError(
-                    f"table {table.identifier!r}: rows of partition {values} are outside overwrite_partitions "
-                    f"{list(overwrite_partitions or [])}"
-                )
-        if overwrite and overwrite_partitions is None and _dynamic_partition_overwrite(table):
-            # Paimon's dynamic partition overwrite: replace only the partitions that receive rows
-            overwrite_partitions = [
-                dict(zip(table.partition_keys, table.store.decode_partition(p), strict=True))
-                for p in sorted({m.partition for m in messages})
-            ]
-            if not overwrite_partitions:
-                return None
-        if not messages and not overwrite:
-            return None
         base_id = table.store.snapshots.latest_id()
         committing = True
-        return table.commit(messages, overwrite=overwrite and overwrite_partitions is None,
-                            overwrite_partitions=overwrite_partitions,
+        return commit_write(table, messages, mode=mode, overwrite_partitions=overwrite_partitions,
                             commit_user=commit_user)
     except BaseException:
         # never delete the files of a commit that may have landed (an interrupted or uncertain publication)
-        if not committing or not commit_landed(table.store, commit_user, base_id):
+        if not committing or not table_commit_landed(table, commit_user, after_snapshot_id=base_id):
             writer.abort()
         raise
+
+
+def commit_write(
+    table: Table,
+    messages: Sequence[CommitMessage],
+    *,
+    mode: str = "append",
+    overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+    commit_user: str,
+) -> int | None:
+    """Commit the messages of any number of writers (``table.new_write(overwrite=mode == "overwrite")``) as one
+    snapshot, with write_table's semantics: rows outside ``overwrite_partitions`` are refused, the table option
+    ``dynamic-partition-overwrite`` narrows a full overwrite. Returns the snapshot id, or None when nothing changed.
+    Raises without deleting any file: the caller decides with ``table_commit_landed`` (distributed writers too).
+    """
+    if mode not in ("append", "overwrite"):
+        raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
+    if overwrite_partitions is not None and mode != "overwrite":
+        raise SchemaError(f"table {table.identifier!r}: overwrite_partitions needs mode='overwrite'")
+    overwrite = mode == "overwrite"
+    if overwrite_partitions is not None:
+        accept = table.partition_filter(overwrite_partitions)
+        outside = [m for m in messages if not accept(m.partition)]
+        if outside:
+            values = table.partition_values(outside[0].partition)
+            raise SchemaError(
+                f"table {table.identifier!r}: rows of partition {values} are outside overwrite_partitions "
+                f"{list(overwrite_partitions)}"
+            )
+    if overwrite and overwrite_partitions is None and _dynamic_partition_overwrite(table):
+        # Paimon's dynamic partition overwrite: replace only the partitions that receive rows
+        overwrite_partitions = [
+            table.partition_values(p) for p in sorted({m.partition for m in messages})
+        ]
+        if not overwrite_partitions:
+            return None
+    if not messages and not overwrite:
+        return None
+    return table.commit(messages, overwrite=overwrite and overwrite_partitions is None,
+                        overwrite_partitions=overwrite_partitions, commit_user=commit_user)
+
+
+def table_commit_landed(table: Table, commit_user: str, *, after_snapshot_id: int | None = None) -> bool:
+    """True when a snapshot (newer than ``after_snapshot_id``) was committed by ``commit_user``, or when that cannot
+    be told: the files of a commit that may have landed must never be deleted."""
+    return commit_landed(table.store, commit_user, after_snapshot_id)
 
 
 def _dynamic_partition_overwrite(table: Table) -> bool:
     """Only an explicit table option turns it on (API.md: overwrite without partitions replaces the table)."""
     return bool(table.partition_keys) and table.options.get("dynamic-partition-overwrite", "").lower() == "true"
+
+
+def discard_written_files(table: Table, paths: Sequence[str]) -> None:
+    """Delete files that writers wrote (``TableWrite.written_paths``) for a commit that did not land."""
+    for path in paths:
+        table.store.file_io.delete_quietly(path)

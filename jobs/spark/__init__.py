@@ -1,9 +1,18 @@
 """Paimon tables on PySpark, Dagster-free: the `format("paimon")` data source and distributed maintenance."""
 
 from jobs.spark.data_source import register_data_source
+from jobs.spark.maintenance import compact, expire_snapshots, remove_orphan_files, rescale
+from jobs.spark.routing import write
 from jobs.spark.session import spark_session
+from jobs.spark.shipping import ship_code
 
 __all__ = [
+    "compact",
+    "expire_snapshots",
     "register_data_source",
+    "remove_orphan_files",
+    "rescale",
+    "ship_code",
     "spark_session",
+    "write",
 ]

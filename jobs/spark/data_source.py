@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
 from jobs.spark.reader import PaimonReader
 from jobs.spark.types import spark_schema
+from jobs.spark.writer import PaimonWriter, plan_write
 from table_format import SchemaError, open_table
 
 FORMAT = "paimon"
@@ -51,6 +52,9 @@ class PaimonDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return PaimonReader(read_options(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return PaimonWriter(plan_write(self.options, schema, overwrite=overwrite))
 
 
 def register_data_source(spark: SparkSession) -> None:

@@ -12,6 +12,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from jobs.spark.data_source import register_data_source
+from jobs.spark.shipping import ship_code
 
 DEFAULT_MASTER = "local[2]"
 LOOPBACK = "127.0.0.1"
@@ -47,7 +48,6 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
     for key, value in {**_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    # HOOK(spark-maint): when jobs/spark/shipping.py is merged, call ship_code(spark) here (it ships table_format
-    # and jobs as a zip through addPyFile when the executors cannot import them).
+    ship_code(spark)  # table_format and jobs as a zip (addPyFile) when the executors may not have them
     register_data_source(spark)
     return spark

@@ -36,6 +36,7 @@ class RescaleTask:
     partition: bytes
     snapshot_id: int  # the snapshot the rewrite reads (and the overwrite is pinned to)
     read_schema_id: int  # the schema version the partition was planned under (its old bucket count)
+    size_bytes: int = 0  # the partition's live data files, to balance tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,10 @@ def plan_rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[
         live = store.manifests.live_files(
             snapshot, entry_filter=None if accept is None else (lambda e: accept(e.partition))
         )
-        tasks = [RescaleTask(p, snapshot.id, store.schema.id) for p in sorted({e.partition for e in live})]
+        sizes: dict[bytes, int] = {}
+        for e in live:
+            sizes[e.partition] = sizes.get(e.partition, 0) + e.file.file_size
+        tasks = [RescaleTask(p, snapshot.id, store.schema.id, sizes[p]) for p in sorted(sizes)]
     return tasks, with_bucket_option(store, bucket)
 
 

@@ -1,0 +1,94 @@
+"""``write(df, table_path)``: Spark writes to any table, routing rows so that each bucket has one writer.
+
+Paimon's writers (Flink's and Spark's) shuffle rows by bucket before writing a primary-key table: a bucket's
+sorted runs carry sequence numbers that only one writer may hand out. ``write`` does the same on Spark:
+
+* fixed buckets (``bucket`` > 0, primary key): an Arrow UDF computes each row's bucket on the executors with
+  table_format's bucket hashing (``Table.bucket_ids``, Java's hash), then ``repartition(partition keys, bucket)``
+  gives every (partition, bucket) to one task;
+* dynamic buckets (``bucket`` = -1, primary key): the key -> bucket index is per partition, so rows are routed by
+  the partition keys (one task per partition; an unpartitioned table is written by one task);
+* append tables need no routing.
+
+Then the data source writes and commits once (``df.write.format("paimon")``), whose commit checks the routing.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql.functions import arrow_udf, col
+from pyspark.sql.types import IntegerType
+
+from jobs.spark.data_source import FORMAT
+from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, single_writer_unit
+from table_format import SchemaError, Table, open_table
+
+BUCKET_COLUMN = "__paimon_bucket"
+
+
+def write(df: DataFrame, table_path: str, *, mode: str = "append",
+          overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+          num_partitions: int | None = None) -> int | None:
+    """Write ``df`` into the table at ``table_path`` in one commit; returns the new snapshot id (None: no change).
+
+    ``mode`` is "append" (primary-key tables upsert) or "overwrite" (the whole table, or ``overwrite_partitions``
+    such as ``[{"dt": "2024-05-14"}]``). ``num_partitions``: the writing tasks (default
+    ``spark.sql.shuffle.partitions``). A failed job commits nothing and deletes the files its tasks wrote.
+    """
+    table = open_table(table_path)
+    if mode not in ("append", "overwrite"):
+        raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
+    routed = route(df, table_path, num_partitions=num_partitions)
+    commit_user = str(uuid.uuid4())
+    base = table.latest_snapshot()
+    writer = routed.write.format(FORMAT).mode(mode).option(COMMIT_USER, commit_user)
+    if overwrite_partitions is not None:
+        writer = writer.option(OVERWRITE_PARTITIONS, _json(overwrite_partitions))
+    writer.save(table_path)
+    ours = [s.id for s in open_table(table_path).snapshots()
+            if s.commit_user == commit_user and (base is None or s.id > base.id)]
+    return max(ours) if ours else None
+
+
+def route(df: DataFrame, table_path: str, *, num_partitions: int | None = None) -> DataFrame:
+    """``df`` repartitioned so that each bucket (fixed) or partition (dynamic bucket) of the table is in one task."""
+    table = open_table(table_path)
+    unit = single_writer_unit(table)
+    partition_keys = [col(k) for k in table.partition_keys]
+    n = num_partitions or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
+    if unit is None:
+        return df
+    if unit == "partition":
+        return df.repartition(n, *partition_keys) if partition_keys else df.repartition(1)
+    bucket_keys = list(table.schema.bucket_keys)
+    missing = [k for k in bucket_keys if k not in df.columns]
+    if missing:
+        raise SchemaError(f"table {table.identifier!r}: the DataFrame lacks the bucket-key columns {missing}")
+    bucket = arrow_udf(_bucket_function(table_path, bucket_keys), IntegerType())  # type: ignore[call-overload]
+    with_bucket = df.withColumn(BUCKET_COLUMN, bucket(*[col(k) for k in bucket_keys]))
+    return with_bucket.repartition(n, *partition_keys, col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
+
+
+def _bucket_function(table_path: str, bucket_keys: list[str]):  # type: ignore[no-untyped-def]
+    """The Arrow UDF body (runs on executors): the bucket of each row, from its bucket-key columns."""
+
+    opened: list[Table] = []  # one table per task (the function is unpickled once per task)
+
+    def buckets(*columns: pa.Array) -> pa.Array:
+        if not opened:
+            opened.append(open_table(table_path))
+        table = opened[0]
+        data = pa.Table.from_arrays(list(columns), names=bucket_keys)
+        return pa.array(table.bucket_ids(data), type=pa.int32())
+
+    return buckets
+
+
+def _json(specs: Sequence[Mapping[str, Any]]) -> str:
+    return json.dumps([{k: str(v) if v is not None else None for k, v in s.items()} for s in specs])

@@ -1,0 +1,171 @@
+"""The writing half of the ``paimon`` data source: executors write files, the driver commits once.
+
+``write()`` runs in each Spark task: ``table.new_write()``, the task's Arrow batches, ``prepare_commit()``; the
+picklable commit messages travel to the driver inside a ``TaskCommit``. ``commit()`` runs once on the driver: one
+snapshot for the whole job (``table_format.commit_write``, write_table's semantics). ``abort()`` (a task failed, or
+the commit) deletes every file the tasks wrote, unless the commit may have landed (then nothing is deleted; files
+of tasks Spark did not report are left as orphans for ``remove_orphan_files``).
+
+Primary-key tables need one writer per bucket (fixed buckets) or per partition (dynamic buckets, whose key index is
+per partition), as Paimon's own writers guarantee by routing rows. A Spark writer cannot ask for a distribution, so
+``commit()`` checks it and refuses a job where two tasks wrote the same bucket; ``jobs.spark.write`` routes rows so
+that the check holds.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from jobs.spark.read_options import table_path
+from jobs.spark.types import check_writable
+from table_format import (
+    CommitMessage,
+    OptionError,
+    SchemaError,
+    Table,
+    commit_write,
+    discard_written_files,
+    open_table,
+    table_commit_landed,
+)
+
+OVERWRITE_PARTITIONS = "overwrite-partitions"
+COMMIT_USER = "commit-user"  # recorded in the snapshot; default a random UUID per write
+
+
+@dataclass(frozen=True)
+class TaskCommit(WriterCommitMessage):
+    """What one Spark task wrote: its commit messages and every file path (for abort)."""
+
+    messages: tuple[CommitMessage, ...]
+    written_paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """Decided on the driver before any task runs; pickled to the tasks and to the commit."""
+
+    path: str
+    identifier: str
+    overwrite: bool
+    overwrite_partitions: tuple[dict[str, Any], ...] | None
+    one_writer_per: str | None  # "bucket" (fixed-bucket primary key), "partition" (dynamic bucket) or None
+    commit_user: str
+    base_snapshot_id: int | None
+
+
+def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: bool) -> WritePlan:
+    path = table_path(options)
+    table = open_table(path)
+    check_writable(schema, table.arrow_schema, table=table.identifier)
+    partitions = overwrite_partitions_option(options.get(OVERWRITE_PARTITIONS), table=table.identifier)
+    if partitions is not None and not overwrite:
+        raise OptionError(f"table {table.identifier!r}: option {OVERWRITE_PARTITIONS!r} needs mode('overwrite')")
+    if partitions is not None:
+        table.partition_filter(list(partitions))  # validates the specs now, before any task runs
+    latest = table.latest_snapshot()
+    return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
+                     one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
+                     base_snapshot_id=latest.id if latest else None)
+
+
+def single_writer_unit(table: Table) -> str | None:
+    """What one task must own on this table: a bucket, a partition (dynamic buckets) or nothing (append tables)."""
+    if not table.primary_keys:
+        return None
+    return "bucket" if table.bucket_mode == "fixed" else "partition"
+
+
+def overwrite_partitions_option(raw: str | None, *, table: str) -> tuple[dict[str, Any], ...] | None:
+    """``'[{"dt": "2024-05-14"}]'`` (JSON: a list of specs or one spec) or ``"dt=2024-05-14,hr=10;dt=2024-05-15"``
+    (``;`` between specs, ``,`` between keys of one spec)."""
+    if raw is None or not raw.strip():
+        return None
+    text = raw.strip()
+    where = f"table {table!r}: option {OVERWRITE_PARTITIONS!r}"
+    if text[0] in "[{":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise OptionError(f"{where} is not valid JSON ({e}): {raw!r}") from None
+        specs = [value] if isinstance(value, dict) else value
+        if not isinstance(specs, list) or not all(isinstance(s, dict) and s for s in specs):
+            raise OptionError(f"{where} must be a JSON object or a list of non-empty objects, got {raw!r}")
+        return tuple(dict(s) for s in specs)
+    out = []
+    for spec in text.split(";"):
+        pairs = [p.partition("=") for p in spec.split(",") if p.strip()]
+        if not pairs or any(not eq or not k.strip() for k, eq, _ in pairs):
+            raise OptionError(f"{where} must look like 'dt=2024-05-14,hr=10;dt=2024-05-15', got {raw!r}")
+        out.append({k.strip(): v.strip() for k, _, v in pairs})
+    return tuple(out)
+
+
+class PaimonWriter(DataSourceArrowWriter):
+    def __init__(self, plan: WritePlan) -> None:
+        self.plan = plan
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
+        table = open_table(self.plan.path)
+        writer = table.new_write(overwrite=self.plan.overwrite)
+        try:
+            for batch in iterator:
+                writer.write(batch)
+            messages = writer.prepare_commit()
+        except BaseException:
+            writer.abort()  # this task's files: nothing of it is visible
+            raise
+        return TaskCommit(tuple(messages), tuple(writer.written_paths))
+
+    def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        plan = self.plan
+        tasks = [m for m in messages if isinstance(m, TaskCommit)]
+        table = open_table(plan.path)
+        try:
+            check_one_writer(tasks, table, plan.one_writer_per)
+            commit_write(table, [m for t in tasks for m in t.messages],
+                         mode="overwrite" if plan.overwrite else "append",
+                         overwrite_partitions=list(plan.overwrite_partitions) if plan.overwrite_partitions else None,
+                         commit_user=plan.commit_user)
+        except BaseException:
+            self._discard(table, tasks)
+            raise
+
+    def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        self._discard(open_table(self.plan.path), [m for m in messages if isinstance(m, TaskCommit)])
+
+    def _discard(self, table: Table, tasks: Sequence[TaskCommit]) -> None:
+        """Delete the tasks' files, unless this job's commit may have landed."""
+        if table_commit_landed(table, self.plan.commit_user, after_snapshot_id=self.plan.base_snapshot_id):
+            return
+        discard_written_files(table, [p for t in tasks for p in t.written_paths])
+
+
+def check_one_writer(tasks: Sequence[TaskCommit], table: Table, unit: str | None) -> None:
+    """Refuse a job in which two tasks wrote the same bucket (fixed) or partition (dynamic) of a primary-key table:
+    their sequence numbers (or key-to-bucket assignments) would collide, and no reader could merge them as Java."""
+    if unit is None:
+        return
+    owner: dict[tuple[bytes, int], int] = {}
+    for task_index, task in enumerate(tasks):
+        for m in task.messages:
+            key = (m.partition, m.bucket if unit == "bucket" else 0)
+            first = owner.setdefault(key, task_index)
+            if first != task_index:
+                what = f"bucket {m.bucket}" if unit == "bucket" else "rows"
+                values = table.partition_values(m.partition)
+                where = f" of partition {values}" if values else ""
+                raise SchemaError(
+                    f"table {table.identifier!r}: Spark tasks {first} and {task_index} both wrote {what}{where}; a "
+                    f"primary-key table needs each {unit} written by one task (as Paimon's writers route rows). "
+                    "Write with jobs.spark.write(df, table_path, mode=...), which routes rows by bucket, "
+                    "or coalesce the DataFrame to one partition"
+                )

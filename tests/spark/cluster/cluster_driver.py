@@ -1,0 +1,52 @@
+"""Driver of the cluster tests, run in its own process: ``python cluster_driver.py spark://HOST:PORT '<json ops>'``.
+
+Creates ``jobs.spark.spark_session(master=URL)`` (which ships the code), runs the operations in order and prints
+one JSON line: the answer of each operation. Operations: ``{"op": "probe"}`` (where each executor's Python and
+``table_format`` come from), ``{"op": "compact", "table": PATH, "full": BOOL}``,
+``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Any
+
+from jobs.spark import compact, spark_session
+
+
+def _where_am_i(_: Any) -> Any:
+    import table_format  # noqa: PLC0415 - imported on the executor: the point is where it comes from
+
+    yield {"python": sys.executable, "table_format": table_format.__file__, "pid": os.getpid()}
+
+
+def main() -> None:
+    url, ops = sys.argv[1], json.loads(sys.argv[2])
+    spark = spark_session(master=url, app_name="lakehouse-cluster-test", conf={
+        "spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": "2",
+        "spark.driver.memory": "1g", "spark.default.parallelism": "2",
+    })
+    answers: list[Any] = []
+    try:
+        for op in ops:
+            if op["op"] == "probe":
+                answers.append(spark.sparkContext.parallelize(range(2), 2).mapPartitions(_where_am_i).collect())
+            elif op["op"] == "compact":
+                answers.append(dataclasses.asdict(compact(spark, op["table"], full=op.get("full", False))))
+            elif op["op"] == "read":
+                data = spark.read.format("paimon").load(op["table"]).toArrow()
+                answers.append(sorted(map(list, zip(*(c.to_pylist() for c in data.columns), strict=True))))
+            elif op["op"] == "count":
+                answers.append(spark.read.format("paimon").load(op["table"]).where(op["filter"]).count())
+            else:
+                raise ValueError(f"unknown operation {op!r}")
+    finally:
+        spark.stop()
+    print(json.dumps(answers, default=str))
+
+
+if __name__ == "__main__":
+    main()

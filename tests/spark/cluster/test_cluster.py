@@ -1,0 +1,40 @@
+"""jobs.spark on a real standalone cluster (a master and two workers on 127.0.0.1) whose executors' Python does
+not have this project: compaction and the data source work only because spark_session() shipped the code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from table_format import CommitKind, open_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # maintenance_tables, beside the local tests
+from maintenance_tables import expected_rows, make_table, rows  # noqa: E402
+
+pytestmark = [pytest.mark.spark, pytest.mark.cluster]
+
+
+def test_compaction_and_reads_on_a_cluster_with_shipped_code(spark_cluster, warehouse, oracle):
+    table = make_table(warehouse, "pk", commits=6)
+    probe, result, read, count = spark_cluster.run_driver([
+        {"op": "probe"},
+        {"op": "compact", "table": table.path, "full": True},
+        {"op": "read", "table": table.path},
+        {"op": "count", "table": table.path, "filter": "dt = '2024-05-02' AND v > 500000"},
+    ])
+    # the executors ran the executor venv's Python and imported table_format from the shipped zip
+    assert {p["python"] for p in probe} == {str(spark_cluster.executor_python)}
+    assert all(".zip/table_format/__init__.py" in p["table_format"] for p in probe)
+
+    assert result["snapshot_id"] is not None and result["compacted_buckets"] == 8
+    compacted = open_table(table.path)
+    assert compacted.latest_snapshot().commit_kind == CommitKind.COMPACT
+    assert {f["level"] for f in compacted.system_table("files").to_pylist()} == {5}
+    assert rows(compacted) == expected_rows("pk")
+    assert sorted(tuple(r[n] for n in ("dt", "id", "v", "s")) for r in oracle.read(warehouse, "db", "t")) == \
+        expected_rows("pk")
+
+    assert [tuple(r) for r in read] == expected_rows("pk")
+    assert count == sum(1 for r in expected_rows("pk") if r[0] == "2024-05-02" and r[2] > 500000)
