@@ -133,11 +133,9 @@ def expire_snapshots(ctx: click.Context, table: str, retain_min: int | None, ret
                      older_than: dt.timedelta | dt.datetime | None, max_deletes: int | None, apply: bool,
                      spark: bool, verbose: bool, as_json: bool) -> None:
     """Expire old snapshots and delete the files only they used (dry run unless --apply)."""
-    options: dict[str, Any] = {"retain_min": retain_min, "retain_max": retain_max, "older_than": older_than,
-                               "dry_run": not apply}
-    if max_deletes is not None:  # jobs.spark's expire_snapshots has no such option: only passed when given
-        options["max_deletes"] = max_deletes
-    result = run_maintenance(state_of(ctx), table, "expire_snapshots", spark=spark, **options)
+    result = run_maintenance(state_of(ctx), table, "expire_snapshots", spark=spark, retain_min=retain_min,
+                             retain_max=retain_max, older_than=older_than, max_deletes=max_deletes,
+                             dry_run=not apply)
     n = len(result.expired_snapshots)
     ids = _ids(result.expired_snapshots)
     if not n:
