@@ -14,8 +14,24 @@ from lakehouse_cli.health import table_health
 from lakehouse_cli.output import emit_json, human_bytes, print_pairs, print_table, rows_of
 from lakehouse_cli.params import AGE_OR_INSTANT, SIZE
 from lakehouse_cli.progress import spinner
+from table_format import FileSystemCatalog, TableFormatError
 
 TABLE = click.argument("table", metavar="DB.TABLE")
+
+
+def _table_entry(catalog: FileSystemCatalog, database: str, name: str) -> dict[str, Any]:
+    """One table of `list`; a table whose metadata cannot be read is listed with its error instead."""
+    try:
+        table = catalog.load_table(f"{database}.{name}")
+        latest = table.latest_snapshot()
+        return {
+            "name": name, "primary_keys": table.primary_keys, "partition_keys": table.partition_keys,
+            "bucket": int(table.options.get("bucket", "-1")),
+            "latest_snapshot": latest.id if latest else None,
+            "records": latest.total_record_count if latest else 0,
+        }
+    except TableFormatError as e:
+        return {"name": name, "error": " ".join(str(e).split())}
 
 
 @click.command("list")
@@ -29,28 +45,23 @@ def list_tables(ctx: click.Context, database: str | None, as_json: bool) -> None
     databases = [database] if database else catalog.list_databases()
     docs = []
     for db in databases:
-        tables = []
-        for name in catalog.list_tables(db):
-            table = catalog.load_table(f"{db}.{name}")
-            latest = table.latest_snapshot()
-            tables.append({
-                "name": name, "primary_keys": table.primary_keys, "partition_keys": table.partition_keys,
-                "bucket": int(table.options.get("bucket", "-1")),
-                "latest_snapshot": latest.id if latest else None,
-                "records": latest.total_record_count if latest else 0,
-            })
-        docs.append({"name": db, "tables": tables})
+        docs.append({"name": db, "tables": [_table_entry(catalog, db, name) for name in catalog.list_tables(db)]})
     if wants_json(ctx, as_json):
         emit_json({"warehouse": state.warehouse, "databases": docs})
         return
     rows = [(f"{d['name']}.{t['name']}", t["primary_keys"], t["partition_keys"], t["bucket"], t["latest_snapshot"],
-             t["records"]) for d in docs for t in d["tables"]]
-    print_table(f"warehouse {state.warehouse}: {len(docs)} database(s), {len(rows)} table(s)",
+             t["records"]) for d in docs for t in d["tables"] if "error" not in t]
+    print_table(f"warehouse {state.warehouse}: {len(docs)} database(s), {sum(len(d['tables']) for d in docs)} "
+                "table(s)",
                 ["table", "primary keys", "partition keys", "bucket", "snapshot", "records"], rows,
                 right=("bucket", "snapshot", "records"))
     empty = [d["name"] for d in docs if not d["tables"]]
     if empty:
         click.echo(f"empty databases: {', '.join(empty)}")
+    for d in docs:
+        for t in d["tables"]:
+            if "error" in t:
+                click.echo(f"warning: {d['name']}.{t['name']} cannot be read: {t['error']}", err=True)
 
 
 @click.command()

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import Run, age_files, tree
 
+from lakehouse_cli.context import CliState
 from lakehouse_cli.main import cli
 from table_format import FileSystemCatalog, write_table
 
@@ -174,3 +175,44 @@ def test_health_sorted_runs_over_the_triggers(shop: str) -> None:
     assert runs["worst_buckets"] == [{"partition": "[]", "bucket": 0, "files": 6, "sorted_runs": 6}]
     assert report["small_files"]["status"] == "warn"  # 6 small files >= compaction.min.file-num 5
     assert report["status"] == "critical"
+
+
+def test_list_reports_an_unreadable_table_and_goes_on(run: Run) -> None:
+    snapshot_dir = os.path.join(run.warehouse, "shop.db", "events", "snapshot")
+    os.remove(os.path.join(snapshot_dir, "LATEST"))
+    with open(os.path.join(snapshot_dir, "snapshot-2"), "w") as f:
+        f.write("{ damaged")
+    result = run("list")
+    assert "shop.orders" in result.stdout and "shop.events" not in result.stdout
+    assert result.stderr.startswith("warning: shop.events cannot be read: ") and "snapshot-2" in result.stderr
+    tables = {t["name"]: t for t in run.json("list")["databases"][0]["tables"]}
+    assert set(tables["events"]) == {"name", "error"} and "snapshot-2" in tables["events"]["error"]
+    assert tables["orders"]["latest_snapshot"] == 4
+
+
+def test_a_table_without_snapshots(run: Run) -> None:
+    FileSystemCatalog(run.warehouse).create_table("shop.empty", pa.schema([("a", pa.int64())]))
+    doc = run.json("describe", "shop.empty")
+    assert doc["latest_snapshot"] is None and doc["snapshot_count"] == 0 and doc["tags"] == {}
+    assert "latest snapshot     none" in run("describe", "shop.empty").stdout
+    for command in ("snapshots", "files", "partitions", "tags"):
+        assert run.json(command, "shop.empty") == []
+    report = run.json("health", "shop.empty")
+    assert report["status"] == "ok" and report["snapshots"]["count"] == 0 and report["small_files"]["files"] == 0
+    assert run("read", "shop.empty", "--json").stdout == ""
+    assert "nothing to compact" in run("compact", "shop.empty").stdout
+    assert "no snapshot to expire" in run("expire-snapshots", "shop.empty", "--apply").stdout
+    assert "cannot create tag 't'" in run("create-tag", "shop.empty", "t", code=1).stderr
+
+
+def test_file_uri_warehouse(shop: str) -> None:
+    doc = Run(f"file://{shop}").json("describe", "shop.orders")
+    assert doc["latest_snapshot"]["snapshot_id"] == 4
+    assert CliState(warehouse=f"file://{shop}").table_uri("shop.orders") == os.path.join(shop, "shop.db", "orders")
+    assert CliState(warehouse="s3://bucket/wh/").table_uri("shop.orders") == "s3://bucket/wh/shop.db/orders"
+
+
+def test_progress_of_reads_and_health(run: Run) -> None:
+    assert "reading shop.orders" in run("--progress", "read", "shop.orders").stderr
+    assert "checking shop.orders" in run("--progress", "health", "shop.orders").stderr
+    assert run("--no-progress", "read", "shop.orders").stderr == ""
