@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 from urllib.parse import urlparse
 
 import click
@@ -59,7 +61,7 @@ def state_of(ctx: click.Context) -> CliState:
     return state
 
 
-def json_option(f):  # type: ignore[no-untyped-def]
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--json`` on a subcommand (the group's ``--json`` works too)."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes in docs/cli.md).")(f)
 

@@ -150,7 +150,8 @@ class _Parser:
         if token.kind == "op":
             return (column, token.text, self._value(column))
         if token.is_word("is"):
-            negated = self._peek() is not None and self._peek().is_word("not")  # type: ignore[union-attr]
+            following = self._peek()
+            negated = following is not None and following.is_word("not")
             if negated:
                 self.i += 1
             self._expect_word("null")

@@ -61,7 +61,7 @@ def _sorted_runs(table: Table, buckets: pl.DataFrame, options: CoreOptions, raw:
     status = "critical" if at_stop.height else "warn" if over.height else "ok"
     return {
         "status": status, "applies": True, "compaction_trigger": trigger, "stop_trigger": stop,
-        "max_sorted_runs": int(buckets["sorted_runs"].max() or 0) if buckets.height else 0,
+        "max_sorted_runs": int(buckets.select(pl.col("sorted_runs").max()).item() or 0),
         "buckets_over_trigger": over.height, "buckets_at_stop_trigger": at_stop.height,
         "worst_buckets": worst.select(["partition", "bucket", "files", "sorted_runs"]).to_dicts(),
     }

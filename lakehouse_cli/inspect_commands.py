@@ -43,7 +43,7 @@ def list_tables(ctx: click.Context, database: str | None, as_json: bool) -> None
     state = state_of(ctx)
     catalog = state.catalog
     databases = [database] if database else catalog.list_databases()
-    docs = []
+    docs: list[dict[str, Any]] = []
     for db in databases:
         docs.append({"name": db, "tables": [_table_entry(catalog, db, name) for name in catalog.list_tables(db)]})
     if wants_json(ctx, as_json):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 import click
@@ -125,8 +126,7 @@ def _write_text(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: str, 
             raise UserError(f"--format csv cannot hold the nested or binary columns {unfit}; use --format jsonl or "
                             "parquet, or leave them out with --columns")
     python_encoder = any(_has_binary(f.type) for f in schema)
-    sink: IO[bytes]
-    with open(output, "wb") if output is not None else _stdout_bytes() as sink:
+    with _open_output(output) as sink:
         first = True
         for batch in batches:
             if fmt == "csv":
@@ -140,11 +140,13 @@ def _write_text(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: str, 
         sink.flush()
 
 
-class _stdout_bytes:  # noqa: N801 - used like open()
-    """sys.stdout's binary buffer as a context manager that does not close it."""
-
-    def __enter__(self) -> IO[bytes]:
-        return sys.stdout.buffer
-
-    def __exit__(self, *exc: object) -> None:
-        sys.stdout.flush()
+@contextmanager
+def _open_output(output: str | None) -> Iterator[IO[bytes]]:
+    """The output file, or stdout's binary buffer (left open)."""
+    if output is not None:
+        with open(output, "wb") as f:
+            yield f
+        return
+    sys.stdout.flush()
+    yield sys.stdout.buffer
+    sys.stdout.buffer.flush()
