@@ -197,7 +197,10 @@ def create_tag(ctx: click.Context, table: str, name: str, snapshot: int | None, 
 @click.pass_context
 def delete_tag(ctx: click.Context, table: str, name: str, apply: bool, verbose: bool, as_json: bool) -> None:
     """Delete a tag and the files only it kept alive (dry run unless --apply)."""
-    result = state_of(ctx).table(table).delete_tag(name, dry_run=not apply)
+    state = state_of(ctx)
+    loaded = state.table(table)
+    with spinner(f"delete tag {name} of {table}", enabled=state.progress):
+        result = loaded.delete_tag(name, dry_run=not apply)
     files = len(result.deleted_files)
     text = _dry(apply, f"deleted tag {name!r} (snapshot {result.snapshot_id}), {files} file(s)",
                 f"delete tag {name!r} (snapshot {result.snapshot_id}) and {files} file(s)")
@@ -218,7 +221,10 @@ def rollback(ctx: click.Context, table: str, snapshot: int | None, tag: str | No
     """Make a former snapshot the latest; later snapshots and tags go with their files (dry run unless --apply)."""
     if (snapshot is None) == (tag is None):
         raise click.UsageError("pass exactly one of --snapshot and --tag", ctx)
-    result = state_of(ctx).table(table).rollback_to(snapshot_id=snapshot, tag=tag, dry_run=not apply)
+    state = state_of(ctx)
+    loaded = state.table(table)
+    with spinner(f"rollback {table}", enabled=state.progress):
+        result = loaded.rollback_to(snapshot_id=snapshot, tag=tag, dry_run=not apply)
     removed = (f"snapshots {_ids(result.removed_snapshots)}, tags {list(result.removed_tags) or 'none'}, "
                f"{len(result.deleted_files)} file(s)")
     text = _dry(apply, f"rolled back to snapshot {result.snapshot_id}; removed {removed}",
