@@ -23,7 +23,11 @@ def _one_line(error: BaseException) -> str:
 
 
 class LakehouseGroup(click.Group):
-    """Turns library errors into one-line click errors (exit code 1) unless --debug."""
+    """Turns library errors into one-line click errors (exit code 1) unless --debug; lists commands in the order
+    they were added (inspect, read, maintain)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
