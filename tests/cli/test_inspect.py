@@ -63,8 +63,8 @@ def test_describe_hides_options_set_to_their_default(run: Run) -> None:
     catalog = FileSystemCatalog(run.warehouse)
     catalog.create_table("shop.opts", pa.schema([("a", pa.int64())]), options={
         "snapshot.time-retained": "60 min", "file.format": "PARQUET", "bucket": "-1", "target-file-size": "256mb",
-        "my.custom": "x", "snapshot.num-retained.min": "3", "tag.automatic-creation": "none"})
-    assert run.json("describe", "shop.opts")["options"] == {"my.custom": "x", "snapshot.num-retained.min": "3"}
+        "compaction.max.file-num": "50", "snapshot.num-retained.min": "3", "tag.automatic-creation": "none"})
+    assert run.json("describe", "shop.opts")["options"] == {"compaction.max.file-num": "50", "snapshot.num-retained.min": "3"}
 
 
 def test_snapshots(run: Run) -> None:
