@@ -12,8 +12,8 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import ORDERS_SCHEMA, Run, tree
 
+from cli.cli_helpers import ORDERS_SCHEMA, Run, tree
 from lakehouse_cli.context import UserError
 from lakehouse_cli.filters import MAX_CONJUNCTIONS, parse_filters
 from table_format import FileSystemCatalog, write_table

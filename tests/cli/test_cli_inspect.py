@@ -8,8 +8,8 @@ import time
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
-from conftest import Run, age_files, tree
 
+from cli.cli_helpers import Run, age_files, tree
 from lakehouse_cli.context import CliState
 from lakehouse_cli.main import cli
 from table_format import FileSystemCatalog, write_table

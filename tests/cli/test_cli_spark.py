@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import Run, age_files, tree
 
+from cli.cli_helpers import Run, age_files, tree
 from table_format import FileSystemCatalog
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import Run, age_files, tree
 
+from cli.cli_helpers import Run, age_files, tree
 from table_format import FileSystemCatalog
 
 

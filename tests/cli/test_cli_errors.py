@@ -8,8 +8,8 @@ import os
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import Run
 
+from cli.cli_helpers import Run
 from lakehouse_cli.context import CliState
 from lakehouse_cli.main import LakehouseGroup, cli
 
