@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -216,3 +217,18 @@ def test_progress_of_reads_and_health(run: Run) -> None:
     assert "reading shop.orders" in run("--progress", "read", "shop.orders").stderr
     assert "checking shop.orders" in run("--progress", "health", "shop.orders").stderr
     assert run("--no-progress", "read", "shop.orders").stderr == ""
+
+
+def test_health_check_that_cannot_run_is_an_error_not_a_crash(run: Run) -> None:
+    # options this implementation refuses (a changelog retained longer than snapshots), set behind its back
+    schema_file = os.path.join(run.warehouse, "shop.db", "orders", "schema", "schema-0")
+    with open(schema_file) as f:
+        schema = json.load(f)
+    schema["options"]["changelog.num-retained.min"] = "50"
+    with open(schema_file, "w") as f:
+        json.dump(schema, f)
+    report = run.json("health", "shop.orders")
+    assert report["snapshots"]["status"] == "error" and "changelog.num-retained.min" in report["snapshots"]["message"]
+    assert report["status"] == "error" and report["orphans"]["status"] == "ok"
+    assert "changelog.num-retained.min" in run("health", "shop.orders").stdout
+    assert "changelog.num-retained.min" in run("expire-snapshots", "shop.orders", code=1).stderr
