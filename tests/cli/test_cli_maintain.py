@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 
 import pytest
@@ -176,3 +177,15 @@ def test_maintenance_errors(run: Run) -> None:
     assert "exactly one of --snapshot and --tag" in run("rollback", "shop.orders", code=2).stderr
     assert "rollback snapshot 42 does not exist" in run("rollback", "shop.orders", "--snapshot", "42",
                                                         code=1).stderr
+
+
+def test_expire_snapshots_by_instant_and_limit(run: Run) -> None:
+    later = (dt.datetime.now() + dt.timedelta(days=1)).replace(microsecond=0).isoformat()
+    assert run.json("expire-snapshots", "shop.orders", "--retain-min", "1", "--older-than", later)[
+        "expired_snapshots"] == [1, 2, 3]
+    assert run.json("expire-snapshots", "shop.orders", "--retain-min", "1", "--older-than", "0",
+                    "--max-deletes", "1")["expired_snapshots"] == [1]
+    assert run.json("expire-snapshots", "shop.orders", "--retain-max", "2", "--older-than", "1d")[
+        "expired_snapshots"] == [1, 2]  # retain-max forces expiry whatever the age
+    assert "is not an ISO instant" in run("expire-snapshots", "shop.orders", "--older-than", "2024-13-45",
+                                          code=2).stderr
