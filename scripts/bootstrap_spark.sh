@@ -4,7 +4,8 @@
 #   .cache/venv-executor/     the executor Python of the standalone-cluster tests: pyarrow, polars, numpy, fastavro,
 #                             zstandard, pyroaring at the versions of .venv, and NOT this project (proves code shipping)
 #   .cache/venv-spark41/      pyspark 4.1.x for the real Paimon Spark connector (it does not support Spark 4.3)
-#   .cache/paimon-spark/      org.apache.paimon:paimon-spark-4.1_2.13:2.0.0 from Maven Central (mvn dependency:copy)
+#   .cache/paimon-spark/      org.apache.paimon:paimon-spark-4.1_2.13:2.0.0 from Maven Central (mvn dependency:copy),
+#                             or the fallback below when Maven Central does not serve it; peer.json names the choice
 #
 # A side environment that cannot be built leaves .cache/<name>.unavailable (the reason); its tests then skip.
 set -uo pipefail
@@ -43,39 +44,50 @@ else
   fi
 fi
 
-# ---------------------------------------------------------------- pyspark 4.1 + Paimon's Spark connector (peer)
-S41="$CACHE/venv-spark41"
-S41_MARK="$CACHE/venv-spark41.unavailable"
-S41_REQS=("pyspark==4.1.4")
-PAIMON_SPARK="org.apache.paimon:paimon-spark-4.1_2.13:2.0.0"
+# ---------------------------------------------------------------- Paimon's Spark connector (peer)
+# Wanted: paimon-spark-4.1_2.13:2.0.0 on pyspark 4.1 (the connector does not support Spark 4.3). When Maven Central
+# does not serve it (not on this machine's registry on 2026-11-25), the fallback is the newest connector served here
+# whose Paimon speaks our on-disk format: paimon-spark-3.5:0.9.0 on pyspark 3.5. The chosen one goes to
+# .cache/paimon-spark/peer.json ({"python", "jar", "pyspark", "connector"}), which the tests read.
+PEER_MARK="$CACHE/paimon-spark.unavailable"
 JARS="$CACHE/paimon-spark"
-s41_want="$(stamp_of "${S41_REQS[@]}" "$PAIMON_SPARK")"
-if [ "$(cat "$S41/.bootstrap-stamp" 2>/dev/null || true)" = "$s41_want" ] && [ -x "$S41/bin/python" ] \
-   && ls "$JARS"/paimon-spark-4.1_2.13-2.0.0.jar >/dev/null 2>&1; then
-  say "spark 4.1 peer: $S41 and $JARS up to date"
-else
-  say "spark 4.1 peer: creating $S41 (${S41_REQS[*]}) and fetching $PAIMON_SPARK"
-  ok=1
-  [ -x "$S41/bin/python" ] || "$PY" -m venv "$S41" || ok=0
-  [ "$ok" = 1 ] && { "$S41/bin/python" -m pip install -q --disable-pip-version-check "${S41_REQS[@]}" || ok=0; }
-  if [ "$ok" = 1 ]; then
-    if ! command -v mvn >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null; } || true
-    fi
-    if command -v mvn >/dev/null 2>&1; then
-      mkdir -p "$JARS"
-      mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy -Dartifact="$PAIMON_SPARK" \
-        -DoutputDirectory="$JARS" > "$CACHE/paimon-spark-mvn.log" 2>&1 || ok=0
-    else
-      ok=0
-    fi
-  fi
-  if [ "$ok" = 1 ] && ls "$JARS"/paimon-spark-4.1_2.13-2.0.0.jar >/dev/null 2>&1; then
-    echo "$s41_want" > "$S41/.bootstrap-stamp"
-    rm -f "$S41_MARK"
-    say "spark 4.1 peer: ready"
+PEERS=(
+  "venv-spark41 pyspark==4.1.4 org.apache.paimon:paimon-spark-4.1_2.13:2.0.0"
+  "venv-spark35 pyspark==3.5.7 org.apache.paimon:paimon-spark-3.5:0.9.0"
+)
+if ! command -v mvn >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null; } || true
+fi
+peer_done=0
+for peer in "${PEERS[@]}"; do
+  read -r venv_name req artifact <<< "$peer"
+  pv="$CACHE/$venv_name"
+  IFS=: read -r _group art ver <<< "$artifact"
+  jar="$JARS/$art-$ver.jar"
+  want="$(stamp_of "$req" "$artifact")"
+  if [ "$(cat "$pv/.bootstrap-stamp" 2>/dev/null || true)" = "$want" ] && [ -x "$pv/bin/python" ] && [ -f "$jar" ]; then
+    say "paimon spark peer: $artifact with $req up to date"
   else
-    echo "pyspark 4.1 venv or $PAIMON_SPARK (mvn) could not be installed" > "$S41_MARK"
-    warn "$(cat "$S41_MARK"); Paimon Spark connector tests will skip"
+    command -v mvn >/dev/null 2>&1 || break
+    mkdir -p "$JARS"
+    if ! mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy -Dartifact="$artifact" \
+         -DoutputDirectory="$JARS" > "$CACHE/paimon-spark-mvn.log" 2>&1; then
+      warn "$artifact is not served by Maven Central here; trying the next connector"
+      continue
+    fi
+    say "paimon spark peer: creating $pv ($req)"
+    [ -x "$pv/bin/python" ] || "$PY" -m venv "$pv" || continue
+    "$pv/bin/python" -m pip install -q --disable-pip-version-check "$req" || continue
+    echo "$want" > "$pv/.bootstrap-stamp"
   fi
+  printf '{"python": "%s", "jar": "%s", "pyspark": "%s", "connector": "%s"}\n' \
+    "$pv/bin/python" "$jar" "${req#pyspark==}" "$artifact" > "$JARS/peer.json"
+  rm -f "$PEER_MARK"
+  peer_done=1
+  break
+done
+if [ "$peer_done" = 0 ]; then
+  echo "no Paimon Spark connector (${PEERS[*]}) could be installed (mvn, pip)" > "$PEER_MARK"
+  rm -f "$JARS/peer.json"
+  warn "$(cat "$PEER_MARK"); Paimon Spark connector tests will skip"
 fi

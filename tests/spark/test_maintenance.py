@@ -86,6 +86,18 @@ def test_rescale_refuses_bad_bucket_and_changes_nothing(spark, warehouse):
     assert len(table.snapshots()) == 1
 
 
+def test_a_failing_rescale_commits_nothing_and_deletes_what_it_wrote(spark, warehouse):
+    table = make_table(warehouse, "pk", commits=2)
+    victim = next(f["file_path"] for f in table.system_table("files").to_pylist() if f["partition"] == "[2024-05-01]")
+    Path(victim).write_bytes(b"PAR1 broken PAR1")
+    before_files, before_snapshots = tree(table.path), len(table.snapshots())
+    with pytest.raises(TableFormatError) as failure:
+        rescale(spark, table.path, bucket=3)
+    assert any("dt=2024-05-01" in note for note in getattr(failure.value, "__notes__", []))
+    assert len(open_table(table.path).snapshots()) == before_snapshots
+    assert tree(table.path) == before_files | {"schema/schema-1"}  # like the local rescale: the schema stays
+
+
 def test_expire_snapshots_equals_local(spark, warehouse):
     table = make_table(warehouse, "pk", commits=8)
     compact(spark, table.path, full=True)  # so that expiring deletes data files, not only metadata
