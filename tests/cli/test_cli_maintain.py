@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 
 import pytest
 
@@ -158,6 +159,7 @@ def test_dry_runs_change_nothing(run: Run, args: list[str]) -> None:
 def test_progress_bar_on_stderr(run: Run) -> None:
     result = run("--progress", "compact", "shop.orders", "--full")
     assert "files" in result.stderr and "compact shop.orders" in result.stderr
+    assert re.search(r"\d+(\.\d)? KiB / \d+(\.\d)? KiB", result.stderr)  # bytes done / total
     assert "compacted" in result.stdout  # the summary stays on stdout
     quiet = run("--no-progress", "rescale", "shop.orders", "--bucket", "3")
     assert quiet.stderr == ""
