@@ -17,10 +17,25 @@ from table_format.errors import (
 from table_format.io.file_io import FileStatus
 from table_format.maintenance.expire import ExpirePlan
 from table_format.maintenance.orphan_clean import OrphanCleanPlan
+from table_format.maintenance.progress import ProgressCallback, ProgressEvent
 from table_format.maintenance.rescale import RescaleOutcome, RescaleTask
-from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
+from table_format.maintenance.results import (
+    CompactResult,
+    DeleteTagResult,
+    ExpireResult,
+    OrphanCleanResult,
+    RescaleResult,
+    RollbackResult,
+)
 from table_format.meta.snapshot import CommitKind, Snapshot
-from table_format.options import parse_duration, parse_memory_size
+from table_format.options import (
+    BucketMode,
+    ChangelogProducer,
+    CoreOptions,
+    MergeEngine,
+    parse_duration,
+    parse_memory_size,
+)
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
 from table_format.summary import SnapshotSummary, snapshot_summary
@@ -43,6 +58,17 @@ __all__ = [
     "RescaleOutcome",
     "RescaleResult",
     "RescaleTask",
+    # more maintenance results, progress and options (the lakehouse CLI, UIs)
+    "BucketMode",
+    "ChangelogProducer",
+    "CoreOptions",
+    "DeleteTagResult",
+    "MergeEngine",
+    "ProgressCallback",
+    "ProgressEvent",
+    "RollbackResult",
+    "parse_duration",
+    "parse_memory_size",
     # the rest
     "CommitConflictError",
     "CommitFailedError",

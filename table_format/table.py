@@ -252,17 +252,21 @@ class Table:
         """Tag a snapshot (default: the latest) so that its files outlive expiration; returns the snapshot id."""
         return create_tag(self.store, name, snapshot_id=snapshot_id, time_retained=time_retained)
 
-    def delete_tag(self, name: str) -> DeleteTagResult:
-        """Delete a tag, and the files only it still kept alive."""
-        return delete_tag(self.store, name)
+    def delete_tag(self, name: str, *, dry_run: bool = False) -> DeleteTagResult:
+        """Delete a tag, and the files only it still kept alive (a dry run only reports them)."""
+        return delete_tag(self.store, name, dry_run=dry_run)
 
     def tags(self) -> dict[str, int]:
         """Tag name -> snapshot id."""
         return list_tags(self.store)
 
-    def rollback_to(self, *, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
-        """Make a former snapshot (or a tag) the latest: later snapshots and tags are deleted with their files."""
-        return rollback_to(self.store, snapshot_id=snapshot_id, tag=tag)
+    def rollback_to(self, *, snapshot_id: int | None = None, tag: str | None = None,
+                    dry_run: bool = False) -> RollbackResult:
+        """Make a former snapshot (or a tag) the latest: later snapshots and tags are deleted with their files.
+
+        A dry run reports what would be removed and changes nothing.
+        """
+        return rollback_to(self.store, snapshot_id=snapshot_id, tag=tag, dry_run=dry_run)
 
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:

@@ -16,6 +16,7 @@ from table_format.maintenance import rescale as _rescale
 from table_format.maintenance.deletion import execute
 from table_format.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from table_format.maintenance.post_commit import PostCommitMaintenance
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
 from table_format.store.file_store import FileStore
 from table_format.write.compact_task import CompactOutcome, CompactTask
@@ -33,17 +34,23 @@ class MaintenanceActions:
         self.store = store
         self._on_schema_change = on_schema_change
 
-    def compact(self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None) -> CompactResult:
+    def compact(self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
+                progress: ProgressCallback | None = None) -> CompactResult:
         """Compact the table (or some partitions): universal compaction per bucket, or all to the max level.
 
         Commits one COMPACT snapshot; Java Paimon reads the result as before. Then, like a dedicated compaction job
         of Paimon (which runs with ``write-only=false``), the maintenance after a commit runs (post_commit.py).
+        ``progress`` (all maintenance operations): called with a ProgressEvent as the work goes (progress.py);
+        here after each bucket, counting the bucket's files and bytes.
         """
         tasks = self.plan_compaction(full=full, partitions=partitions)
+        tracker = ProgressTracker(progress, "compact", files_total=sum(len(t.files) for t in tasks),
+                                  bytes_total=sum(f.file_size for t in tasks for f in t.files))
         outcomes: list[CompactOutcome] = []
         try:
             for task in tasks:
                 outcomes.append(self.run_compaction_task(task))
+                tracker.advance(len(task.files), sum(f.file_size for f in task.files))
         except BaseException:
             self.abort_compaction(outcomes)
             raise
@@ -73,13 +80,21 @@ class MaintenanceActions:
         post_commit.run()
         return result
 
-    def rescale(self, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None) -> RescaleResult:
-        """Set the table's bucket count to `bucket` and rewrite the given partitions (default all) with it."""
+    def rescale(self, *, bucket: int, partitions: Sequence[Mapping[str, Any]] | None = None,
+                progress: ProgressCallback | None = None) -> RescaleResult:
+        """Set the table's bucket count to `bucket` and rewrite the given partitions (default all) with it.
+
+        ``progress`` hears of each partition rewritten, counting the files (and bytes) it read.
+        """
         tasks = self.plan_rescale(bucket=bucket, partitions=partitions)
+        sizes = _rescale.partition_sizes(self.store, tasks) if progress is not None else {}
+        tracker = ProgressTracker(progress, "rescale", files_total=sum(f for f, _ in sizes.values()),
+                                  bytes_total=sum(b for _, b in sizes.values()))
         outcomes: list[_rescale.RescaleOutcome] = []
         try:
             for task in tasks:
                 outcomes.append(self.run_rescale_task(task))
+                tracker.advance(*sizes.get(task.partition, (0, 0)))
         except BaseException:
             self.abort_rescale(outcomes)
             raise
@@ -146,15 +161,18 @@ class MaintenanceActions:
         older_than: _dt.datetime | _dt.timedelta | None = None,
         max_deletes: int | None = None,
         dry_run: bool = True,
+        progress: ProgressCallback | None = None,
     ) -> ExpireResult:
         """Expire snapshots by the retention rules and delete the files only they used.
 
         None means the table option (``snapshot.num-retained.min`` 10, ``snapshot.num-retained.max`` unbounded,
         ``snapshot.time-retained`` 1 h, ``snapshot.expire.limit`` 10). ``older_than``: an instant or an age; a
         snapshot may expire once its successor is older. Tags and consumers protect what they reference.
+        ``progress`` hears of each file deleted (or checked, in a dry run); sizes are not known.
         """
         return _expire.expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
-                                        older_than=older_than, max_deletes=max_deletes, dry_run=dry_run)
+                                        older_than=older_than, max_deletes=max_deletes, dry_run=dry_run,
+                                        progress=progress)
 
     def plan_snapshot_expiration(
         self,
@@ -182,10 +200,14 @@ class MaintenanceActions:
         return _expire.finish_expiration(self.store, plan, deleted, dry_run=dry_run)
 
     def remove_orphan_files(
-        self, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1), dry_run: bool = True
+        self, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1), dry_run: bool = True,
+        progress: ProgressCallback | None = None,
     ) -> OrphanCleanResult:
-        """Delete files older than ``older_than`` that no snapshot, tag or changelog references."""
-        return _orphans.remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
+        """Delete files older than ``older_than`` that no snapshot, tag or changelog references.
+
+        ``progress`` hears of each orphan file deleted (at once for a dry run), with the files' sizes.
+        """
+        return _orphans.remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run, progress=progress)
 
     def plan_orphan_clean(
         self, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from table_format.maintenance.progress import ProgressTracker
 from table_format.maintenance.references import (
     index_file_path,
     statistics_path,
@@ -18,6 +19,8 @@ from table_format.maintenance.references import (
 from table_format.meta.manifest import FileKind, ManifestEntry
 from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
+
+DELETE_CHUNK = 1000  # paths per batch delete (S3's DeleteObjects takes at most 1000 keys), progress per chunk
 
 
 class DeletionPlan:
@@ -71,11 +74,22 @@ def plan_metadata(store: FileStore, snap: Snapshot, skip: set[str], plan: Deleti
         plan.add(statistics_path(store, snap.statistics))
 
 
-def execute(store: FileStore, paths: Iterable[str], *, dry_run: bool) -> list[str]:
+def execute(store: FileStore, paths: Iterable[str], *, dry_run: bool,
+            tracker: ProgressTracker | None = None) -> list[str]:
     """Delete the paths in order (a dry run only reports the existing ones); returns what is (or would be) gone."""
-    if not dry_run:
-        return store.file_io.delete_many(list(paths))  # object stores: batch deletes
-    return [path for path in paths if store.file_io.exists(path)]
+    paths = list(paths)
+    if dry_run:
+        out = [path for path in paths if store.file_io.exists(path)]
+        if tracker is not None:
+            tracker.advance(len(paths))
+        return out
+    out = []
+    for start in range(0, len(paths), DELETE_CHUNK):  # object stores: one batch delete per chunk
+        chunk = paths[start:start + DELETE_CHUNK]
+        out += store.file_io.delete_many(chunk)
+        if tracker is not None:
+            tracker.advance(len(chunk))
+    return out
 
 
 def clean_empty_directories(store: FileStore) -> bool:

@@ -44,6 +44,7 @@ from table_format.maintenance.deletion import (
     execute,
     plan_metadata,
 )
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.references import (
     CONSUMER_DIR,
     CONSUMER_PREFIX,
@@ -166,6 +167,7 @@ def expire_snapshots(
     older_than: _dt.datetime | _dt.timedelta | None = None,
     max_deletes: int | None = None,
     dry_run: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> ExpireResult:
     """Expire old snapshots and delete the files only they used (ExpireSnapshotsImpl.expire).
 
@@ -175,7 +177,7 @@ def expire_snapshots(
     """
     plan = plan_expiration(store, retain_min=retain_min, retain_max=retain_max, older_than=older_than,
                            max_deletes=max_deletes)
-    return run_expiration(store, plan, dry_run=dry_run)
+    return run_expiration(store, plan, dry_run=dry_run, progress=progress)
 
 
 def plan_expiration(
@@ -288,13 +290,20 @@ def _plan_until(store: FileStore, earliest: int, end_exclusive: int) -> ExpirePl
     )
 
 
-def run_expiration(store: FileStore, plan: ExpirePlan, *, dry_run: bool) -> ExpireResult:
-    """Carry out a plan locally: the snapshot files, then the other files in order, then `finish_expiration`."""
+def run_expiration(store: FileStore, plan: ExpirePlan, *, dry_run: bool,
+                   progress: ProgressCallback | None = None) -> ExpireResult:
+    """Carry out a plan locally: the snapshot files, then the other files in order, then `finish_expiration`.
+
+    ``progress`` hears of each file deleted (or checked, in a dry run); sizes are not known (bytes_total None).
+    """
+    tracker = ProgressTracker(progress, "expire_snapshots",
+                              files_total=len(plan.snapshot_files) + len(plan.file_paths), bytes_total=None)
     if dry_run:
-        deleted = execute(store, plan.snapshot_files + plan.file_paths, dry_run=True)
+        deleted = execute(store, plan.snapshot_files + plan.file_paths, dry_run=True, tracker=tracker)
     else:
         deleted = delete_snapshot_files(store, plan)
-        deleted += execute(store, plan.file_paths, dry_run=False)
+        tracker.advance(len(plan.snapshot_files))
+        deleted += execute(store, plan.file_paths, dry_run=False, tracker=tracker)
     return finish_expiration(store, plan, deleted, dry_run=dry_run)
 
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from table_format.errors import CorruptMetadataError, OptionError
 from table_format.io.file_io import FileStatus
 from table_format.io.paths import EARLIEST, LATEST, SCHEMA_PREFIX, SNAPSHOT_PREFIX, TAG_PREFIX
+from table_format.maintenance.deletion import DELETE_CHUNK
+from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.references import (
     BRANCH_DIR,
     BRANCH_PREFIX,
@@ -247,13 +249,22 @@ def used_file_names(store: FileStore, plan: OrphanCleanPlan) -> set[str]:
     return _collect_used(store, list(plan.roots))
 
 
-def delete_files(store: FileStore, files: Iterable[FileStatus], *, dry_run: bool) -> list[FileStatus]:
+def delete_files(store: FileStore, files: Iterable[FileStatus], *, dry_run: bool,
+                 tracker: ProgressTracker | None = None) -> list[FileStatus]:
     """Delete the files (any process); returns those gone (a dry run: all of them)."""
     files = list(files)
     if dry_run:
+        if tracker is not None:
+            tracker.advance(len(files), sum(st.size for st in files))
         return files
-    gone = set(store.file_io.delete_many([st.path for st in files]))  # object stores: batch deletes
-    return [st for st in files if st.path in gone]
+    gone: list[FileStatus] = []
+    for start in range(0, len(files), DELETE_CHUNK):  # object stores: one batch delete per chunk
+        chunk = files[start:start + DELETE_CHUNK]
+        deleted = set(store.file_io.delete_many([st.path for st in chunk]))
+        gone += [st for st in chunk if st.path in deleted]
+        if tracker is not None:
+            tracker.advance(len(chunk), sum(st.size for st in chunk))
+    return gone
 
 
 def finish_orphan_clean(store: FileStore, plan: OrphanCleanPlan, orphans: Sequence[FileStatus],
@@ -277,15 +288,21 @@ def remove_orphan_files(
     *,
     older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1),
     dry_run: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> OrphanCleanResult:
-    """Delete unreferenced files older than `older_than` (an age, or an instant; naive = local time)."""
+    """Delete unreferenced files older than `older_than` (an age, or an instant; naive = local time).
+
+    ``progress`` hears of each orphan file deleted (at once for a dry run), with the files' sizes.
+    """
     plan = plan_orphan_clean(store, older_than=older_than)
     candidates = [st for d in plan.candidate_dirs for st in list_candidates(store, plan, d)]
     orphans = list(plan.metadata_orphans)
     if candidates:
         used = used_file_names(store, plan)
         orphans.extend(st for st in candidates if st.name not in used)
-    deleted = delete_files(store, orphans, dry_run=dry_run)
+    tracker = ProgressTracker(progress, "remove_orphan_files", files_total=len(orphans),
+                              bytes_total=sum(st.size for st in orphans))
+    deleted = delete_files(store, orphans, dry_run=dry_run, tracker=tracker)
     return finish_orphan_clean(store, plan, orphans, deleted, dry_run=dry_run)
 
 

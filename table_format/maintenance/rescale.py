@@ -113,6 +113,19 @@ def run_rescale_task(store: FileStore, task: RescaleTask) -> RescaleOutcome:
         raise
 
 
+def partition_sizes(store: FileStore, tasks: Sequence[RescaleTask]) -> dict[bytes, tuple[int, int]]:
+    """Partition -> (live files, bytes) read by the tasks: the units of rescale's progress."""
+    if not tasks:
+        return {}
+    chosen = {t.partition for t in tasks}
+    sizes: dict[bytes, tuple[int, int]] = {}
+    for e in store.manifests.live_files(store.snapshots.snapshot(tasks[0].snapshot_id),
+                                        entry_filter=lambda e: e.partition in chosen):
+        files, nbytes = sizes.get(e.partition, (0, 0))
+        sizes[e.partition] = (files + 1, nbytes + e.file.file_size)
+    return sizes
+
+
 def abort_rescale(store: FileStore, outcomes: Iterable[RescaleOutcome]) -> None:
     """Delete the files of outcomes that will not be committed."""
     for o in outcomes:

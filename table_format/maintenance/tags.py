@@ -141,17 +141,20 @@ def write_tag(store: FileStore, name: str, snapshot: Snapshot, *, time_retained:
     return store.file_io.try_create(store.paths.tag(name), content.encode())
 
 
-def delete_tag(store: FileStore, name: str) -> DeleteTagResult:
-    """Delete a tag (TagManager.deleteTag), and the files only it kept alive once its snapshot has expired."""
+def delete_tag(store: FileStore, name: str, *, dry_run: bool = False) -> DeleteTagResult:
+    """Delete a tag (TagManager.deleteTag), and the files only it kept alive once its snapshot has expired.
+
+    A dry run reports the same files and deletes nothing.
+    """
     if not isinstance(name, str) or not name.strip():
         raise SchemaError(f"table {store.identifier!r}: tag name {name!r} is blank")
     tagged = tag_snapshot_or_raise(store, name)
     tag_path = store.paths.tag(name)
     if store.snapshots.exists(tagged.id):  # the snapshot still holds every file
-        return DeleteTagResult(name, tagged.id, tuple(execute(store, [tag_path], dry_run=False)))
+        return DeleteTagResult(name, tagged.id, tuple(execute(store, [tag_path], dry_run=dry_run)))
 
     tags = tagged_snapshots(store)  # read before the tag file goes
-    deleted = execute(store, [tag_path], dry_run=False)
+    deleted = execute(store, [tag_path], dry_run=dry_run)
     names = next((n for s, n in tags if s.id == tagged.id), [])
     if len(names) > 1:  # another tag of the same snapshot keeps everything
         return DeleteTagResult(name, tagged.id, tuple(deleted))
@@ -190,8 +193,9 @@ def delete_tag(store: FileStore, name: str) -> DeleteTagResult:
         skip = None
     if skip is not None:
         plan_metadata(store, tagged, skip, plan, changelog=False)
-    deleted += execute(store, plan.paths, dry_run=False)
-    _clean_dirs(store, changed)
+    deleted += execute(store, plan.paths, dry_run=dry_run)
+    if not dry_run:
+        _clean_dirs(store, changed)
     return DeleteTagResult(name, tagged.id, tuple(deleted))
 
 
@@ -203,8 +207,12 @@ def _clean_dirs(store: FileStore, changed: set[tuple[bytes, int]]) -> None:
         remove_empty_dirs(store, dirs)
 
 
-def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
-    """Make the table's latest state a former snapshot or a tag (RollbackHelper.cleanLargerThan)."""
+def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | None = None,
+                dry_run: bool = False) -> RollbackResult:
+    """Make the table's latest state a former snapshot or a tag (RollbackHelper.cleanLargerThan).
+
+    A dry run reports what would be removed and changes nothing.
+    """
     snapshots = store.snapshots
     if (snapshot_id is None) == (tag is None):
         raise SchemaError(f"table {store.identifier!r}: rollback_to needs exactly one of snapshot_id and tag")
@@ -263,7 +271,11 @@ def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | 
         if s.id not in removed_ids:
             plan_metadata(store, s, skip, plan, changelog=False)
 
-    deleted = execute(store, plan.paths, dry_run=False)
+    deleted = execute(store, plan.paths, dry_run=dry_run)
+    removed_ids_sorted = tuple(sorted(s.id for s in removed))
+    removed_tag_names = tuple(sorted(n for _, names in removed_tags for n in names))
+    if dry_run:
+        return RollbackResult(target.id, removed_ids_sorted, removed_tag_names, tuple(deleted))
     _clean_dirs(store, changed)
     snapshots.commit_latest_hint(target.id)
     if not snapshots.exists(target.id):  # a tag of an expired snapshot: restore the snapshot file
@@ -272,12 +284,7 @@ def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | 
                 f"table {store.identifier!r}: snapshot {target.id} appeared while rolling back to tag {tag!r}"
             )
         snapshots.commit_earliest_hint(target.id)
-    return RollbackResult(
-        snapshot_id=target.id,
-        removed_snapshots=tuple(sorted(s.id for s in removed)),
-        removed_tags=tuple(sorted(n for _, names in removed_tags for n in names)),
-        deleted_files=tuple(deleted),
-    )
+    return RollbackResult(target.id, removed_ids_sorted, removed_tag_names, tuple(deleted))
 
 
 def _refuse_long_lived_changelogs(store: FileStore, target_id: int) -> None:
