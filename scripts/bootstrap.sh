@@ -127,6 +127,42 @@ elif [ "$java_ok" = 1 ]; then
   fi
 fi
 
+# ---------------------------------------------------------------- 3b. Java Paimon 2.0.0 oracle
+# .cache/paimon-oracle-2.0/: the 0.9 oracle's driver + tests/interop/paimon2/oracle-2.0.patch, compiled against
+# Paimon 2.0.0 jars from Maven Central (cached in ~/.cache/lakehouse/paimon-oracle-2.0-lib); Hadoop jars from the
+# 0.9 oracle. Env: PAIMON_ORACLE2_HOME uses an already-built one instead. Failure -> paimon-oracle-2.0.unavailable
+# only when Java is missing; a failed build with Java present makes the 2.0 interop tests fail under CI=true.
+ORACLE2_MARK="$CACHE/paimon-oracle-2.0.unavailable"
+P2="$REPO/tests/interop/paimon2"
+if [ -n "${PAIMON_ORACLE2_HOME:-}" ]; then
+  say "oracle 2.0: using PAIMON_ORACLE2_HOME=$PAIMON_ORACLE2_HOME (not built here)"
+elif [ "$java_ok" != 1 ]; then
+  cp "$ORACLE_MARK" "$ORACLE2_MARK" 2>/dev/null || echo "no Java" > "$ORACLE2_MARK"
+else
+  O2="$CACHE/paimon-oracle-2.0"
+  o2_want="$(hash_of "$P2/build.sh" "$P2/oracle-2.0.patch" "$P2/SHA256SUMS" "$ORACLE_SRC/src/PaimonOracle.java" \
+             "$ORACLE_SRC/tools/oracle_client.py" "$ORACLE_SRC/bin/paimon-oracle" 2>/dev/null || echo none)"
+  if [ -f "$O2/build/paimon-oracle.jar" ] && [ "$(cat "$O2/.bootstrap-stamp" 2>/dev/null || true)" = "$o2_want" ]; then
+    say "oracle 2.0: $O2 up to date"
+  else
+    hadoop_dir=""
+    for d in "${PAIMON_ORACLE_HOME:-$CACHE/paimon-oracle}/lib" "$JAR_CACHE"; do
+      if ls "$d"/hadoop-client-runtime-*.jar >/dev/null 2>&1; then hadoop_dir="$d"; break; fi
+    done
+    say "oracle 2.0: building $O2 (Paimon 2.0.0 jars from Maven Central, cached; ~1 min)"
+    t=$SECONDS
+    if [ -n "$hadoop_dir" ] && bash "$P2/build.sh" "$ORACLE_SRC" "$hadoop_dir" "$O2" > "$CACHE/paimon-oracle-2.0-setup.log" 2>&1; then
+      echo "$o2_want" > "$O2/.bootstrap-stamp"
+      rm -f "$ORACLE2_MARK"
+      say "oracle 2.0: built in $((SECONDS - t)) s"
+    else
+      tail -30 "$CACHE/paimon-oracle-2.0-setup.log" >&2 || true
+      rm -f "$ORACLE2_MARK"
+      warn "oracle 2.0 build failed (Hadoop jars from: ${hadoop_dir:-none found}; log: $CACHE/paimon-oracle-2.0-setup.log)"
+    fi
+  fi
+fi
+
 # ---------------------------------------------------------------- 4. pypaimon 2.1.0 peer
 PP_MARK="$CACHE/venv-pypaimon.unavailable"
 PP_REQS=("pypaimon==2.1.0" "pyarrow<20" "fsspec<2026" "pandas<3")

@@ -21,6 +21,7 @@ from table_format.errors import (
     TableFormatError,
     TableNotFoundError,
 )
+from table_format.features import check_table_features, check_write_features
 from table_format.io.factory import file_io_for_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
@@ -198,6 +199,8 @@ class FileSystemCatalog:
 
 
 def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) -> None:
+    check_table_features(options, table=identifier)
+    check_write_features(options, table=identifier)
     try:
         parsed = CoreOptions.parse(options, has_primary_key=bool(schema.primary_keys))
     except TableFormatError as e:
@@ -238,6 +241,7 @@ def load_table_at(file_io: FileIO, path: str, *, identifier: str | None = None) 
     schema = SchemaManager(file_io, paths).latest()
     if schema is None:
         raise TableNotFoundError(f"table {ident!r} does not exist (no schema under {paths.schema_dir})")
+    check_table_features(schema.options, table=ident)
     return Table(FileStore(identifier=ident, file_io=file_io, paths=paths, schema=schema))
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from table_format.errors import SchemaError
+from table_format.errors import SchemaError, UnsupportedFeatureError
 
 MAX_LENGTH = 2147483647  # VarCharType.MAX_LENGTH / VarBinaryType.MAX_LENGTH
 
@@ -272,6 +272,16 @@ _ATOMIC_RE = re.compile(
 )
 
 
+# types of Paimon 1.x/2.0 that this implementation does not read or write
+_NEWER_TYPES = ("BLOB", "VARIANT", "VECTOR")
+
+
+def _refuse_newer_type(upper: str, text: Any) -> None:
+    head = re.split(r"[\s(<]", upper.strip(), maxsplit=1)[0]
+    if head in _NEWER_TYPES:
+        raise UnsupportedFeatureError(f"the {head} type (Paimon 1.x/2.0) is not supported: {text!r}")
+
+
 def _parse_atomic(text: str) -> DataType:
     upper = text.strip().upper()
     nullable = True
@@ -280,6 +290,7 @@ def _parse_atomic(text: str) -> DataType:
         upper = upper[: -len("NOT NULL")].rstrip()
     elif upper.endswith(" NULL"):
         upper = upper[: -len(" NULL")].rstrip()
+    _refuse_newer_type(upper, text)
     m = _ATOMIC_RE.match(upper)
     if not m:
         raise SchemaError(f"cannot parse Paimon type {text!r}")
@@ -319,6 +330,7 @@ def parse_type(obj: JsonType) -> DataType:
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise SchemaError(f"cannot parse Paimon type {obj!r}")
     kind: str = obj["type"]
+    _refuse_newer_type(kind.upper(), obj)
     nullable = "NOT NULL" not in kind.upper()
     head = kind.upper().split()[0] if kind.strip() else ""
     try:

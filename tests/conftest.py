@@ -35,7 +35,7 @@ CACHE = REPO / ".cache"
 ORACLE_HOME = Path(os.environ.get("PAIMON_ORACLE_HOME") or CACHE / "paimon-oracle")
 PYPAIMON_PYTHON = Path(os.environ.get("PYPAIMON_PYTHON") or CACHE / "venv-pypaimon" / "bin" / "python")
 PYPAIMON_DRIVER = Path(__file__).resolve().parent / "interop" / "pypaimon_driver.py"
-INTEROP_FIXTURES = ("oracle", "pypaimon")
+INTEROP_FIXTURES = ("oracle", "oracle09", "oracle2", "oracle_each", "pypaimon")
 HOW_TO_BUILD = "run `bash scripts/bootstrap.sh` (or `bash scripts/test.sh`, which runs it)"
 
 
@@ -79,20 +79,35 @@ def _java_available() -> bool:
 
 
 @pytest.fixture(scope="session")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def oracle(oracle09: Any) -> Any:
+    """Real Apache Paimon 0.9 (Java), one JVM for the whole session (see ``oracle09``). A test module may override
+    ``oracle`` with ``oracle_each`` (below) to run its tests against both 0.9 and 2.0."""
+    return oracle09
+
+
+@pytest.fixture(scope="session")
+def oracle09(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Real Apache Paimon 0.9 (Java), one JVM for the whole session.
 
     ``oracle.write_spec(spec) -> dict``, ``oracle.read(warehouse, db, table, *flags) -> list[dict]``,
     ``oracle.call([verb, ...]) -> str``, ``oracle.home`` (the oracle folder); failures raise ``oracle.Error`` (the client's ``OracleError``)
     with the JVM's stderr of that command attached as a note.
     """
-    marker = CACHE / "paimon-oracle.unavailable"
-    jar = ORACLE_HOME / "build" / "paimon-oracle.jar"
-    client = ORACLE_HOME / "tools" / "oracle_client.py"
+    yield from _session_oracle(
+        ORACLE_HOME, "0.9", CACHE / "paimon-oracle.unavailable", tmp_path_factory, "Java Paimon oracle"
+    )
+
+
+def _session_oracle(
+    oracle_home: Path, version: str, marker: Path, tmp_path_factory: pytest.TempPathFactory, peer: str
+) -> Iterator[Any]:
+    """One long-lived oracle JVM from ``oracle_home`` (a built paimon-oracle folder); ``version`` becomes ``.paimon_version``."""
+    jar = oracle_home / "build" / "paimon-oracle.jar"
+    client = oracle_home / "tools" / "oracle_client.py"
     if not _java_available():
-        _unavailable("Java Paimon oracle", "no `java` on PATH (needs a JDK 17)", marker)
+        _unavailable(peer, "no `java` on PATH (needs a JDK 17)", marker)
     if not jar.is_file() or not client.is_file():
-        _unavailable("Java Paimon oracle", f"{jar} not built", marker)
+        _unavailable(peer, f"{jar} not built", marker)
 
     spec = importlib.util.spec_from_file_location("oracle_client", client)
     assert spec is not None and spec.loader is not None
@@ -104,7 +119,8 @@ def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     class SessionOracle(module.Oracle):  # type: ignore[name-defined,misc]
         Error = module.OracleError
-        home = ORACLE_HOME  # samples/, samples/expected/, options-0.9.jsonl
+        home = oracle_home  # samples/, samples/expected/, options-0.9.jsonl
+        paimon_version = version
 
         def call(self, args: list[Any]) -> str:
             start = stderr_file.tell()
@@ -118,7 +134,7 @@ def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
                     exc.add_note("paimon-oracle stderr:\n" + tail)
                 raise
 
-    instance = SessionOracle(binary=str(ORACLE_HOME / "bin" / "paimon-oracle"), stderr=stderr_file)
+    instance = SessionOracle(binary=str(oracle_home / "bin" / "paimon-oracle"), stderr=stderr_file)
     try:
         yield instance
     finally:
@@ -128,6 +144,27 @@ def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             instance.proc.kill()
             instance.proc.wait()
         stderr_file.close()
+
+
+# ------------------------------------------------------------------------------------- oracle2 (Paimon 2.0)
+
+ORACLE2_HOME = Path(os.environ.get("PAIMON_ORACLE2_HOME") or CACHE / "paimon-oracle-2.0")
+
+
+@pytest.fixture(scope="session")
+def oracle2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Real Apache Paimon 2.0.0 (Java): the same driver and client as ``oracle`` (built by scripts/bootstrap.sh
+    from tests/interop/paimon2/ into ``$PAIMON_ORACLE2_HOME``, default ``.cache/paimon-oracle-2.0``)."""
+    yield from _session_oracle(
+        ORACLE2_HOME, "2.0", CACHE / "paimon-oracle-2.0.unavailable", tmp_path_factory, "Java Paimon 2.0 oracle"
+    )
+
+
+@pytest.fixture(params=["0.9", "2.0"], ids=["paimon0.9", "paimon2.0"])
+def oracle_each(request: pytest.FixtureRequest) -> Any:
+    """``oracle09`` then ``oracle2``: a module runs its interop tests against both Java versions with
+    ``@pytest.fixture`` ``def oracle(oracle_each): return oracle_each``."""
+    return request.getfixturevalue("oracle2" if request.param == "2.0" else "oracle09")
 
 
 # -------------------------------------------------------------------------------------------- pypaimon

@@ -78,6 +78,9 @@ class FileStore:
 
     def data_file_path(self, partition: bytes, bucket: int, file_name: str, external_path: str | None = None) -> str:
         if external_path:
+            # Java writes local external paths as 'file:/x' or 'file:///x'; the local file system wants '/x'
+            if external_path.startswith("file:") and not self.paths.root.partition("://")[1]:
+                return "/" + external_path[len("file:"):].lstrip("/")
             return external_path
         return self.paths.data_file(self.partition_path(partition), bucket, file_name)
 

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from table_format.bucket import bucket_of, hash_rows
 from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.errors import CommitConflictError, OptionError, SchemaError, UnsupportedFeatureError
+from table_format.features import check_write_features
 from table_format.merge import merge_kv, merge_spec
 from table_format.merge.kernels import sequence_rank
 from table_format.meta.manifest import DataFileMeta, FileKind, IndexFileMeta
@@ -90,6 +91,7 @@ class TableWrite:
         self._dv_indexes: dict[tuple[bytes, int], IndexFileMeta] = {}
         self._commits = 0
         self._merge_spec = merge_spec(store.schema, table=store.identifier) if store.has_primary_key else None
+        check_write_features(store.schema.options, table=store.identifier)
         if store.bucket_mode == BucketMode.DYNAMIC and not set(store.schema.partition_keys) <= set(
             store.schema.primary_keys
         ):
@@ -229,6 +231,7 @@ class TableWrite:
         """Merge mode: continue with an evolved schema; rows buffered so far take its columns."""
         self.store = store
         self._merge_spec = merge_spec(store.schema, table=store.identifier) if store.has_primary_key else None
+        check_write_features(store.schema.options, table=store.identifier)
         self._buffer = [(conform_to(rows, store.schema), kinds) for rows, kinds in self._buffer]
 
     def _check_primary_key_nulls(self, rows: pa.Table) -> None:

@@ -19,6 +19,13 @@ from table_format.meta.snapshot import CommitKind
 from table_format.row.binary_row import decode_row
 from tests.interop.oracle_values import oracle_lines, ours_as_oracle
 
+
+@pytest.fixture
+def oracle(oracle_each):
+    """Every Java test of this module runs against Java Paimon 0.9 and 2.0."""
+    return oracle_each
+
+
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.string()), ("n", pa.int64())])
 
 

@@ -58,13 +58,24 @@ LAYOUTS = all_layouts()
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "tables"
 
 
+@pytest.fixture
+def oracle(oracle_each):
+    """Every test of this module runs against Java Paimon 0.9 and 2.0."""
+    return oracle_each
+
+
 def assert_system_tables_agree(oracle: Any, warehouse: str, name: str) -> None:
     """``files`` (partition, bucket, level, counts, sizes, key range, sequence range, value stats as Java prints
-    them) and ``snapshots`` agree row for row with Java's system tables."""
+    them) and ``snapshots`` agree row for row with Java's system tables. Java 2.0 prints partitions and stats in
+    another way (``{}`` for no partition, nested columns as ``=null``, BYTES as a Java array reference), so against
+    2.0 the printed partition and stats are left out."""
     table = load(warehouse, name)
     java_files = java_system_table(oracle, warehouse, name, "files")
     ours_files = table.system_table("files").to_pylist()
     assert len(ours_files) == len(java_files)
+    if oracle.paimon_version != "0.9":
+        for row in (*java_files, *ours_files):
+            row.update(partition=None, null_value_counts=None, min_value_stats=None, max_value_stats=None)
     ts9 = [f.name for f in table.schema.fields
            if isinstance(f.type, (TimestampType, LocalZonedTimestampType)) and f.type.precision > 6]
     assert files_rows(ours_files, skip_stats_of=ts9) == files_rows(java_files, skip_stats_of=ts9)

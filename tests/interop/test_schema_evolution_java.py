@@ -35,6 +35,17 @@ from tests.interop.interop_cases import files_rows
 from tests.interop.oracle_values import oracle_lines, ours_as_oracle
 
 pytestmark = pytest.mark.interop
+
+
+@pytest.fixture
+def oracle(oracle_each):
+    """Every Java test of this module runs against Java Paimon 0.9 and 2.0, except those marked ``ONLY_09``."""
+    return oracle_each
+
+
+# Java 2.0 differs outside the format here (docs/paimon-versions.md): its `files` table prints stats another way,
+# its audit_log delta read no longer merges snapshots, and it refuses nullable -> NOT NULL by default
+ONLY_09 = pytest.mark.parametrize("oracle_each", ["0.9"], indirect=True, ids=["paimon0.9"])
 D = decimal.Decimal
 
 
@@ -132,6 +143,7 @@ def test_we_alter_and_write_java_reads_every_snapshot(oracle: Any, warehouse: st
         assert sorted(latest) == [2, 3, 4] and latest[3]["quantity"] == 2**40 and latest[2]["tag"] == "t2"
 
 
+@ONLY_09
 @pytest.mark.parametrize("primary_keys", [["id"], []])
 def test_files_system_table_shows_old_files_in_the_latest_schema_as_java(oracle: Any, warehouse: str,
                                                                          primary_keys: list[str]) -> None:
@@ -184,6 +196,7 @@ def test_java_alters_and_writes_we_read_every_snapshot(oracle: Any, warehouse: s
     assert {r["id"]: r["c"] for r in table.scan(snapshot_id=2).to_arrow().to_pylist()}[1] == "ab   "
 
 
+@ONLY_09
 @pytest.mark.parametrize("options", [{"changelog-producer": "lookup"}, {"deletion-vectors.enabled": "true"}],
                          ids=["lookup", "deletion-vectors"])
 def test_mixed_history_java_keeps_writing_and_compacting_a_table_we_altered(oracle: Any, warehouse: str,
@@ -220,6 +233,7 @@ def test_mixed_history_java_keeps_writing_and_compacting_a_table_we_altered(orac
             assert ours_changes(table, a, b) == theirs, f"changes({a}, {b})"
 
 
+@ONLY_09
 def test_our_schema_files_equal_javas_for_the_same_changes(oracle: Any, warehouse: str) -> None:
     cat = catalog(warehouse)
     table = cat.create_table("db.a", ORDERS, primary_keys=["id", "dt"], partition_keys=["dt"],
