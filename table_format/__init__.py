@@ -16,6 +16,8 @@ from table_format.errors import (
 )
 from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.scan.split import DataSplit
+from table_format.schema_evolution import SchemaChange
+from table_format.summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
@@ -31,9 +33,11 @@ __all__ = [
     "DataSplit",
     "FileSystemCatalog",
     "OptionError",
+    "SchemaChange",
     "SchemaError",
     "Snapshot",
     "SnapshotNotFoundError",
+    "SnapshotSummary",
     "Table",
     "TableAlreadyExistsError",
     "TableFormatError",
@@ -45,6 +49,7 @@ __all__ = [
     "commit_write",
     "discard_written_files",
     "read_split",
+    "snapshot_summary",
     "table_commit_landed",
     "write_table",
 ]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from table_format.alter import commit_schema_changes
 from table_format.errors import (
     DatabaseNotFoundError,
     OptionError,
@@ -25,8 +26,9 @@ from table_format.io.lock import CommitLock
 from table_format.io.paths import SCHEMA_DIR, TablePaths
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.merge import validate_merge_options
-from table_format.options import ChangelogProducer, CoreOptions, MergeEngine
-from table_format.schema import build_schema
+from table_format.options import ChangelogProducer, CoreOptions, MergeEngine, check_option_keys
+from table_format.schema import TableSchema, build_schema
+from table_format.schema_evolution import SchemaChange, SetOption
 from table_format.store.file_store import FileStore
 from table_format.store.schema_manager import SchemaManager
 from table_format.table import Table
@@ -152,6 +154,22 @@ class FileSystemCatalog:
                               commit_user="create-table")
         self.file_io.mkdirs(f"{paths.root}/{SCHEMA_DIR}")
         SchemaManager(self.file_io, paths).create(table_schema, table=identifier)
+        return self.load_table(identifier)
+
+    def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
+        """Apply `changes` as one new schema version (schema/schema-N, like Java's SchemaManager.commitChanges);
+        returns the table at that schema. Refused changes raise SchemaError / OptionError and write nothing.
+        Files keep the schema they were written with; reads map them to the new one by field id."""
+        table = self.load_table(identifier)
+
+        def validate(schema: TableSchema) -> None:
+            # the keys set now must be known (a table another engine created may hold keys we do not know)
+            check_option_keys({c.key: c.value for c in changes if isinstance(c, SetOption)}, table=identifier,
+                              columns=schema.field_names)
+            _validate_options(schema.options, schema, identifier)
+            PostCommitMaintenance(FileStore(identifier=identifier, file_io=self.file_io, paths=table.store.paths,
+                                            schema=schema), commit_user="alter-table")
+        commit_schema_changes(table.store, changes, validate=validate)
         return self.load_table(identifier)
 
     def load_table(self, identifier: str) -> Table:

@@ -53,3 +53,7 @@ class UnsupportedFeatureError(TableFormatError):
 
 class SnapshotNotFoundError(TableFormatError):
     """A snapshot id or tag asked for does not exist."""
+
+
+class SchemaConflictError(CommitConflictError):
+    """Another writer published a different schema version with the id a write evolved to; nothing landed."""

@@ -13,6 +13,7 @@ from datetime import timedelta
 from enum import Enum
 
 from table_format.errors import OptionError
+from table_format.option_keys import check_option_keys as check_option_keys  # re-exported for alter_table
 
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
 _SIZE_UNITS = {

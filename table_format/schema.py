@@ -15,7 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from table_format.arrow_types import from_arrow_type
-from table_format.errors import CorruptMetadataError, SchemaError
+from table_format.errors import CorruptMetadataError, OptionError, SchemaError
+from table_format.options import check_option_keys
 from table_format.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, nested_fields
 
 CURRENT_VERSION = 3
@@ -132,21 +133,21 @@ def _str_list(value: Any, key: str) -> list[str]:
     return value
 
 
-def _assign_ids(t: DataType, next_id: list[int]) -> DataType:
+def assign_field_ids(t: DataType, next_id: list[int]) -> DataType:
     """Give nested ROW fields fresh ids in pre-order (Schema.Builder + ReassignFieldId)."""
     if isinstance(t, RowType):
         out = []
         for f in t.fields:
             fid = next_id[0]
             next_id[0] += 1
-            out.append(DataField(fid, f.name, _assign_ids(f.type, next_id), f.description))
+            out.append(DataField(fid, f.name, assign_field_ids(f.type, next_id), f.description))
         return RowType(tuple(out), nullable=t.nullable)
     if isinstance(t, ArrayType):
-        return ArrayType(_assign_ids(t.element, next_id), nullable=t.nullable)
+        return ArrayType(assign_field_ids(t.element, next_id), nullable=t.nullable)
     if isinstance(t, MultisetType):
-        return MultisetType(_assign_ids(t.element, next_id), nullable=t.nullable)
+        return MultisetType(assign_field_ids(t.element, next_id), nullable=t.nullable)
     if isinstance(t, MapType):
-        return MapType(_assign_ids(t.key, next_id), _assign_ids(t.value, next_id), nullable=t.nullable)
+        return MapType(assign_field_ids(t.key, next_id), assign_field_ids(t.value, next_id), nullable=t.nullable)
     return t
 
 
@@ -161,6 +162,9 @@ def build_schema(
 ) -> TableSchema:
     """Build schema-0 from an Arrow schema (or fields), validating keys like Paimon's Schema does."""
     where = f"table {table!r}: " if table else ""
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    primary_keys = _keys_from_option(opts, "primary-key", primary_keys, where)
+    partition_keys = _keys_from_option(opts, "partition", partition_keys, where)
     if isinstance(schema, pa.Schema):
         raw = [(f.name, from_arrow_type(f.type, nullable=f.nullable, where=f.name)) for f in schema]
     else:
@@ -172,8 +176,7 @@ def build_schema(
     if dupes:
         raise SchemaError(f"{where}duplicate column names {dupes}")
     for n in names:
-        if not n or n.startswith("_KEY_") or n in ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_row_kind"):
-            raise SchemaError(f"{where}column name {n!r} is empty or reserved for system columns")
+        check_column_name(n, where)
     for label, keys in (("partition key", partition_keys), ("primary key", primary_keys)):
         missing = [k for k in keys if k not in names]
         if missing:
@@ -192,7 +195,7 @@ def build_schema(
             t = t.copy(nullable=False)  # Schema.normalizeFields: primary keys are NOT NULL
         fid = next_id[0]
         next_id[0] += 1
-        fields.append(DataField(fid, name, _assign_ids(t, next_id)))
+        fields.append(DataField(fid, name, assign_field_ids(t, next_id)))
     highest = max([f.id for f in fields] + [f.id for top in fields for f in nested_fields(top.type)])
     result = TableSchema(
         id=0,
@@ -200,13 +203,24 @@ def build_schema(
         highest_field_id=highest,
         partition_keys=tuple(partition_keys),
         primary_keys=tuple(primary_keys),
-        options={str(k): str(v) for k, v in (options or {}).items()},
+        options=opts,
         comment=comment,
         time_millis=int(time.time() * 1000),
     )
+    check_option_keys(result.options, table=table or "(new table)", columns=result.field_names)
     _validate_bucket_keys(result, where)
-    _validate_field_options(result, where)
     return result
+
+
+def check_column_name(name: str, where: str) -> None:
+    if not name or name.startswith("_KEY_") or name in ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_row_kind"):
+        raise SchemaError(f"{where}column name {name!r} is empty or reserved for system columns")
+
+
+def validate_column_options(schema: TableSchema, where: str) -> None:
+    """The options that name columns (bucket-key, fields.<col>.*) name existing ones (after an alter)."""
+    _validate_bucket_keys(schema, where)
+    _validate_field_options(schema, where)
 
 
 def _validate_field_options(schema: TableSchema, where: str) -> None:
@@ -217,9 +231,19 @@ def _validate_field_options(schema: TableSchema, where: str) -> None:
             continue
         unknown = [n for n in key[len("fields."):].split(".", 1)[0].split(",") if n not in schema.field_names]
         if unknown:
-            raise SchemaError(
+            raise OptionError(
                 f"{where}option {key!r} names {unknown}, which are not columns (columns: {schema.field_names})"
             )
+
+
+def _keys_from_option(options: dict[str, str], key: str, given: Sequence[str], where: str) -> Sequence[str]:
+    """Java's Schema: the table option 'primary-key' / 'partition' ("a,b") gives the keys and is not stored."""
+    if key not in options:
+        return given
+    if given:
+        what = "primary keys" if key == "primary-key" else "partition keys"
+        raise OptionError(f"{where}option {key!r} and the {what} argument both define the {what}; use one")
+    return [k.strip() for k in options.pop(key).split(",") if k.strip()]
 
 
 def _validate_bucket_keys(schema: TableSchema, where: str) -> None:

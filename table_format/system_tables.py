@@ -18,8 +18,9 @@ from table_format.io.paths import TAG_PREFIX
 from table_format.meta.snapshot import tag_from_json
 from table_format.partition_path import partition_value_string
 from table_format.row.binary_row import decode_row
+from table_format.schema import TableSchema
 from table_format.store.file_store import FileStore
-from table_format.types import BigIntType, DataType
+from table_format.types import BigIntType, CharType, DataType
 
 
 def _millis(ms: int | None) -> dt.datetime | None:
@@ -115,9 +116,12 @@ def _files(store: FileStore) -> pa.Table:
         file_schema = store.schema_by_id(f.schema_id)
         cols = list(f.value_stats_cols) if f.value_stats_cols is not None else file_schema.field_names
         types = [file_schema.field(c).type.copy(nullable=True) for c in cols]
-        mins = decode_row(f.value_stats.min_values, types)
-        maxs = decode_row(f.value_stats.max_values, types)
-        nulls = list(f.value_stats.null_counts)
+        mins = list(decode_row(f.value_stats.min_values, types))
+        maxs = list(decode_row(f.value_stats.max_values, types))
+        nulls: list[int | None] = list(f.value_stats.null_counts)
+        if file_schema.id != store.schema.id:
+            cols, types, mins, maxs, nulls = _evolved_stats(store.schema, file_schema, f.row_count,
+                                                            (cols, mins, maxs, nulls))
         rows.append({
             "partition": _row_string(store.decode_partition(e.partition), store.partition_types),
             "bucket": e.bucket,
@@ -145,6 +149,38 @@ def _files(store: FileStore) -> pa.Table:
         ("creation_time", pa.timestamp("ms")),
     ])
     return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _evolved_stats(schema: TableSchema, file_schema: TableSchema, row_count: int,
+                   stats: tuple[list[str], list[Any], list[Any], list[int | None]]) -> tuple[
+                       list[str], list[DataType], list[Any], list[Any], list[int | None]]:
+    """A file's stats under the current schema, by field id, as Java's FilesTable shows them: current names and
+    types, dropped columns left out, columns added later null in every row."""
+    cols, mins, maxs, nulls = stats
+    by_id = {x.id: x.name for x in file_schema.fields}
+    names: list[str] = []
+    types: list[DataType] = []
+    lows: list[Any] = []
+    highs: list[Any] = []
+    counts: list[int | None] = []
+    for x in schema.fields:
+        old = by_id.get(x.id)
+        count: int | None
+        if old is None:
+            low, high, count = None, None, row_count
+        elif old in cols:
+            i = cols.index(old)
+            low, high, count = mins[i], maxs[i], nulls[i] if i < len(nulls) else None
+        else:
+            continue
+        if isinstance(x.type, CharType):  # a widened CHAR reads padded (CastExecutors)
+            low, high = (v if v is None else v.ljust(x.type.length) for v in (low, high))
+        names.append(x.name)
+        types.append(x.type.copy(nullable=True))
+        lows.append(low)
+        highs.append(high)
+        counts.append(count)
+    return names, types, lows, highs, counts
 
 
 def _manifests(store: FileStore) -> pa.Table:

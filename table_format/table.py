@@ -43,16 +43,22 @@ class TableScan:
     """An immutable read of one snapshot: plan() for distributed readers, to_arrow() for local ones."""
 
     def __init__(self, table: Table, *, predicate: Predicate | None, columns: Sequence[str] | None,
-                 snapshot: Snapshot | None, limit: int | None) -> None:
+                 snapshot: Snapshot | None, limit: int | None, store: FileStore | None = None) -> None:
         self.table = table
+        self.store = store or table.store  # at the snapshot's schema for time travel
         self.predicate = predicate
         self.columns = list(columns) if columns is not None else None
         self.snapshot = snapshot
         self.limit = limit
-        self._reader = SplitReader(table.store, columns=self.columns, predicate=predicate)
+        self._reader = SplitReader(self.store, columns=self.columns, predicate=predicate)
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The columns this scan returns."""
+        return self._reader.output_schema
 
     def plan(self) -> list[DataSplit]:
-        return plan_splits(self.table.store, self.snapshot, self.predicate)
+        return plan_splits(self.store, self.snapshot, self.predicate)
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
@@ -149,18 +155,24 @@ class Table:
             raise SchemaError(f"table {self.identifier!r}: pass snapshot_id or tag, not both")
         if limit is not None and limit < 0:
             raise SchemaError(f"table {self.identifier!r}: limit must be >= 0, got {limit}")
-        predicate = parse_filter(filter, self.store.schema, table=self.identifier)
         snapshot: Snapshot | None
-        if tag is not None:
-            snapshot = self._tag_snapshot(tag)
-        elif snapshot_id is not None:
-            try:
-                snapshot = self.store.snapshots.snapshot(snapshot_id)
-            except SnapshotNotFoundError as e:
-                raise SnapshotNotFoundError(f"table {self.identifier!r}: {e}") from None
+        store = self.store
+        if tag is not None or snapshot_id is not None:
+            if tag is not None:
+                snapshot = self._tag_snapshot(tag)
+            else:
+                try:
+                    snapshot = self.store.snapshots.snapshot(snapshot_id)  # type: ignore[arg-type]
+                except SnapshotNotFoundError as e:
+                    raise SnapshotNotFoundError(f"table {self.identifier!r}: {e}") from None
+            # time travel reads with the schema of that snapshot, as Java's TimeTravelUtil does
+            store = store.with_schema(store.schema_by_id(snapshot.schema_id))
         else:
             snapshot = self.store.snapshots.latest()
-        return TableScan(self, predicate=predicate, columns=columns, snapshot=snapshot, limit=limit)
+            if snapshot is not None and snapshot.schema_id > store.schema.id:  # this table object is stale
+                store = store.with_schema(store.schema_by_id(snapshot.schema_id))
+        predicate = parse_filter(filter, store.schema, table=self.identifier)
+        return TableScan(self, predicate=predicate, columns=columns, snapshot=snapshot, limit=limit, store=store)
 
     def _tag_snapshot(self, tag: str) -> Snapshot:
         path = self.store.paths.tag(tag)
@@ -176,8 +188,10 @@ class Table:
         return read_changes(self.store, start_snapshot_id, end_snapshot_id, columns=columns)
 
     # ---- writing -------------------------------------------------------------------------
-    def new_write(self, *, overwrite: bool = False) -> TableWrite:
-        return TableWrite(self.store, ignore_previous_files=overwrite)
+    def new_write(self, *, overwrite: bool = False, schema_mode: str = "strict") -> TableWrite:
+        """A writer for a two-phase commit. `schema_mode="merge"`: input columns the table lacks are added and
+        safe widenings applied; the evolved schema is published by `prepare_commit` (see write/schema_merge.py)."""
+        return TableWrite(self.store, ignore_previous_files=overwrite, schema_mode=schema_mode)
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: bool = False,
                overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
@@ -198,7 +212,10 @@ class Table:
         commit_user = commit_user or str(uuid.uuid4())
         # built first, like Java's TableCommitImpl: bad maintenance options fail before anything is committed
         post_commit = PostCommitMaintenance(self.store, commit_user=commit_user)
-        snapshot_id = FileStoreCommit(self.store, commit_user=commit_user).commit(list(messages), overwrite=over)
+        messages = list(messages)
+        snapshot_id = FileStoreCommit(self.store, commit_user=commit_user).commit(messages, overwrite=over)
+        if any(f.schema_id > self.store.schema.id for m in messages for f in (*m.new_files, *m.compact_after)):
+            self.refresh()  # a merge-mode writer evolved the schema: this table now has it too
         post_commit.run()  # expiration and tags; logs its errors, never raises them: the commit has landed
         return snapshot_id
 
@@ -254,6 +271,10 @@ class Table:
 
 def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None,
                filter: Any = None) -> pa.Table:
-    """Read one planned split (what an executor calls); ``filter`` (the scan's DNF) drops the rows it rejects."""
-    predicate = parse_filter(filter, table.store.schema, table=table.identifier)
-    return SplitReader(table.store, columns=columns, predicate=predicate).read(split)
+    """Read one planned split (what an executor calls) with the schema its scan used; ``filter`` (the scan's
+    DNF) drops the rows it rejects."""
+    store = table.store
+    if split.schema_id is not None and split.schema_id != store.schema.id:
+        store = store.with_schema(store.schema_by_id(split.schema_id))
+    predicate = parse_filter(filter, store.schema, table=table.identifier)
+    return SplitReader(store, columns=columns, predicate=predicate).read(split)

@@ -6,10 +6,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from table_format.errors import SchemaError
+from table_format.errors import SchemaConflictError, SchemaError
 from table_format.table import Table
 from table_format.write.commit import commit_landed
 from table_format.write.commit_message import CommitMessage
+from table_format.write.input import to_arrow_table
+from table_format.write.schema_merge import check_schema_mode
+
+MERGE_ATTEMPTS = 3
 
 
 def write_table(
@@ -18,6 +22,7 @@ def write_table(
     *,
     mode: str = "append",
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+    schema_mode: str = "strict",
 ) -> int | None:
     """Write `data` (pyarrow.Table, RecordBatchReader or polars.DataFrame) and commit once.
 
@@ -26,12 +31,40 @@ def write_table(
     option `dynamic-partition-overwrite` is set to true, only the partitions the data falls in. Returns the new
     snapshot id, or None when nothing was written. On any error no snapshot is created and the
     files written so far are deleted.
+
+    schema_mode="strict" (default) refuses input columns the table lacks. schema_mode="merge" adds them
+    (nullable), widens columns whose input type is a safe widening (INT -> BIGINT, FLOAT -> DOUBLE, more DECIMAL
+    digits, ...) and writes nulls for nullable table columns the input lacks. The new schema version is
+    published after every data file is written, right before the snapshot: a write that fails before leaves the
+    table as it was; a failure of the snapshot commit itself leaves the new schema (no data). When another
+    writer changes the schema concurrently, the write is redone on top of it (a few times at most).
     """
+    check_schema_mode(schema_mode, table=table.identifier)
+    if schema_mode == "strict":
+        return _write_once(table, data, mode, overwrite_partitions, schema_mode)
+    data = to_arrow_table(data, table=table.identifier)  # read once: a retry writes it again
+    for _ in range(MERGE_ATTEMPTS - 1):
+        try:
+            return _write_merged(table, data, mode, overwrite_partitions)
+        except SchemaConflictError:
+            table.refresh()  # another writer's schema: evolve from it
+    return _write_merged(table, data, mode, overwrite_partitions)
+
+
+def _write_merged(table: Table, data: Any, mode: str,
+                  overwrite_partitions: Sequence[Mapping[str, Any]] | None) -> int | None:
+    snapshot_id = _write_once(table, data, mode, overwrite_partitions, "merge")
+    table.refresh()  # the schema this write published (also when it wrote no rows)
+    return snapshot_id
+
+
+def _write_once(table: Table, data: Any, mode: str, overwrite_partitions: Sequence[Mapping[str, Any]] | None,
+                schema_mode: str) -> int | None:
     if mode not in ("append", "overwrite"):
         raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
     if overwrite_partitions is not None and mode != "overwrite":
         raise SchemaError(f"table {table.identifier!r}: overwrite_partitions needs mode='overwrite'")
-    writer = table.new_write(overwrite=mode == "overwrite")
+    writer = table.new_write(overwrite=mode == "overwrite", schema_mode=schema_mode)
     commit_user = str(uuid.uuid4())
     base_id: int | None = None
     committing = False

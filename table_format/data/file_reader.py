@@ -57,13 +57,12 @@ def read_data_file(
     current = store.schema
     file_schema = store.schema_by_id(file.schema_id)
     by_id = {fld.id: fld for fld in file_schema.fields}
-    file_names = []
-    for n in names:
-        old = by_id.get(current.field(n).id)
-        file_names.append(old.name if old is not None else None)
+    file_fields = [by_id.get(current.field(n).id) for n in names]
+    file_names = [f.name if f is not None else None for f in file_fields]
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
-    raw = read_file(store.file_io, path, columns=[c for c in file_names if c] + list(system))
-    _check_shape(raw, file, path, [c for c in file_names if c] + list(system))
+    present = [c for c in file_names if c is not None]
+    raw = read_file(store.file_io, path, columns=present + list(system))
+    _check_shape(raw, file, path, present + list(system))
     orc = format_of(file.file_name) == "orc"
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
@@ -73,9 +72,11 @@ def read_data_file(
             raw = raw.filter(pa.array(keep))
     arrays = []
     fields = []
-    for n, fn in zip(names, file_names, strict=True):
-        field = to_arrow_field(current.field(n))
-        if fn is not None and fn in raw.column_names:
+    for n, file_field in zip(names, file_fields, strict=True):
+        target = current.field(n)
+        field = to_arrow_field(target)
+        if file_field is not None and file_field.name in raw.column_names:
+            fn = file_field.name
             try:
                 col = _cast_column(raw.column(fn), field)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
@@ -83,8 +84,12 @@ def read_data_file(
                     f"data file {path}: column {fn!r} of type {raw.column(fn).type} does not read as "
                     f"{field.type} ({e})"
                 ) from None
-            if orc and isinstance(current.field(n).type, CharType):
+            if orc and isinstance(file_field.type, CharType):
                 col = pc.utf8_rtrim(col, characters=" ")  # ORC pads CHAR(n) with spaces; Java's ORC reader trims
+            if isinstance(target.type, CharType) and not (
+                isinstance(file_field.type, CharType) and file_field.type.length == target.type.length
+            ):
+                col = pc.utf8_rpad(col, width=target.type.length)  # cast to CHAR(n): Java's cast pads to n
             arrays.append(col)
         else:
             arrays.append(pa.nulls(raw.num_rows, field.type))

@@ -85,7 +85,9 @@ def commit_compaction(store: FileStore, outcomes: Iterable[CompactOutcome]) -> C
 
 def compact(store: FileStore, *, full: bool = False,
             partitions: Sequence[Mapping[str, Any]] | None = None) -> CompactResult:
-    """Compact locally: universal compaction per bucket, or everything to the max level with full=True."""
+    """Compact locally: universal compaction per bucket, or everything to the max level with full=True.
+    Rewritten files take the table's latest schema."""
+    store = store.latest()
     tasks = plan_compaction(store, full=full, partitions=partitions)
     outcomes = []
     try:

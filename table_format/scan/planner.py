@@ -21,7 +21,7 @@ from table_format.predicate import Predicate, equality_values
 from table_format.row.binary_row import decode_row
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
-from table_format.types import DataType
+from table_format.types import CharType, DataType
 
 
 def _stats_maps(
@@ -98,9 +98,18 @@ class ScanPlanner:
                     if f.value_stats_cols is not None
                     else list(file_schema.fields)
                 )
+                # stats are by the file's schema: map them to the current columns by field id
                 by_id = {x.id: x.name for x in store.schema.fields}
                 names = [by_id.get(x.id, "\0" + x.name) for x in fields]
                 mins, maxs, nulls = _stats_maps(f.value_stats, names, [x.type for x in fields])
+                if file_schema.id != store.schema.id:
+                    in_file = {x.id: x.type for x in file_schema.fields}
+                    for x in store.schema.fields:
+                        if x.id not in in_file:  # added after the file was written: all null
+                            nulls[x.name] = f.row_count
+                        elif isinstance(x.type, CharType) and in_file[x.id] != x.type:  # values read padded
+                            mins.pop(x.name, None)
+                            maxs.pop(x.name, None)
         except Exception:  # unknown stats layout: keep the file
             return True
         return pred.test_stats(mins, maxs, nulls, f.row_count)
@@ -144,6 +153,7 @@ class ScanPlanner:
                     files=tuple(files),
                     raw_convertible=dv_mode or self._raw_convertible(files),
                     deletion_files=dvs if any(d is not None for d in dvs) else None,
+                    schema_id=store.schema.id,
                 )
             )
         return splits

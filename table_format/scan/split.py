@@ -20,6 +20,7 @@ class DataSplit:
     files: tuple[DataFileMeta, ...]
     raw_convertible: bool
     deletion_files: tuple[DeletionFile | None, ...] | None = None  # aligned with files
+    schema_id: int | None = None  # the schema the split is read with (a time-travel scan's older one)
 
     @property
     def row_count(self) -> int:

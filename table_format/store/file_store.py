@@ -91,3 +91,17 @@ class FileStore:
         if schema_id not in cache:
             cache[schema_id] = self.schemas.schema(schema_id)
         return cache[schema_id]
+
+    def with_schema(self, schema: TableSchema) -> FileStore:
+        """This table's store at another schema version (an older one for time travel, a newer one after an
+        alter, or a pending one a writer publishes at commit); shares the cache of schemas read from files."""
+        if schema == self.schema:
+            return self
+        other = FileStore(identifier=self.identifier, file_io=self.file_io, paths=self.paths, schema=schema)
+        other.__dict__["_schemas_by_id"] = self.__dict__.setdefault("_schemas_by_id", {})
+        return other
+
+    def latest(self) -> FileStore:
+        """The store at the table's latest schema (self when that is already the one)."""
+        latest = self.schemas.latest()
+        return self if latest is None or latest.id <= self.schema.id else self.with_schema(latest)

@@ -354,7 +354,11 @@ def run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
 
     A concurrent compaction may have replaced the task's files and an expiration deleted them since the task
     was planned: reading them then fails, and that is a CommitConflictError (the task is stale), not corruption.
+    Files are never rewritten into a schema older than theirs (their newer columns would be lost): a store older
+    than a file is moved to the table's latest schema first.
     """
+    if any(f.schema_id > store.schema.id for f in task.files):
+        store = store.latest()
     try:
         return _run_compact_task(store, task)
     except CorruptMetadataError as e:

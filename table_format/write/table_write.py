@@ -33,7 +33,14 @@ from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactTask, run_compact_task
 from table_format.write.dynamic_bucket import PartitionIndex, load_partition_index
 from table_format.write.file_writer import DataFileWriter
-from table_format.write.input import conform
+from table_format.write.input import conform, to_arrow_table
+from table_format.write.schema_merge import (
+    SchemaMerger,
+    check_schema_mode,
+    conform_to,
+    refuse_new_columns,
+    widening_hint,
+)
 
 WRITE_BUFFER_SIZE = 256 << 20
 
@@ -66,7 +73,13 @@ def _input_ranks(group_code: np.ndarray) -> np.ndarray:
 class TableWrite:
     """Collects data for one commit; `prepare_commit` returns picklable CommitMessages."""
 
-    def __init__(self, store: FileStore, *, ignore_previous_files: bool = False) -> None:
+    def __init__(self, store: FileStore, *, ignore_previous_files: bool = False, schema_mode: str = "strict") -> None:
+        """`schema_mode="merge"`: input columns the table lacks are added and safe widenings applied, published
+        with the commit (write/schema_merge.py); "strict" refuses them."""
+        check_schema_mode(schema_mode, table=store.identifier)
+        self._merger = SchemaMerger() if schema_mode == "merge" else None
+        if self._merger is not None:
+            store = store.latest()  # evolve from the newest schema, never from a stale one
         self.store = store
         self.ignore_previous_files = ignore_previous_files
         self._buffer: list[tuple[pa.Table, pa.Array | None]] = []
@@ -88,7 +101,21 @@ class TableWrite:
 
     # ---- public --------------------------------------------------------------------------
     def write(self, data: Any) -> None:
-        rows, kinds = conform(data, self.store.schema, table=self.store.identifier)
+        data = to_arrow_table(data, table=self.store.identifier)
+        if self._merger is None:
+            refuse_new_columns(self.store.schema, data.schema, table=self.store.identifier)
+        else:
+            evolved = self._merger.evolve(self.store, data)
+            if evolved is not self.store:
+                self._adopt_schema(evolved)
+            data = self._merger.fill_missing(self.store.schema, data)
+        try:
+            rows, kinds = conform(data, self.store.schema, table=self.store.identifier)
+        except SchemaError as e:
+            hint = widening_hint(self.store.schema, data.schema, table=self.store.identifier)
+            if self._merger is not None or hint is None:
+                raise
+            raise SchemaError(f"{e}; {hint}") from None
         if rows.num_rows == 0:
             return
         if not self.store.has_primary_key and kinds is not None:
@@ -114,7 +141,11 @@ class TableWrite:
             self._flush()
 
     def prepare_commit(self) -> list[CommitMessage]:
+        """The messages for a commit. In merge mode the evolved schema is published here, after every file is
+        written: SchemaConflictError when another writer published a different one (abort, write again)."""
         self._flush()
+        if self._merger is not None:
+            self._merger.publish(self.store)
         self._commits += 1
         total = self.store.options.bucket if self.store.bucket_mode == BucketMode.FIXED else -1
         new_index: dict[tuple[bytes, int], IndexFileMeta] = {}
@@ -194,6 +225,12 @@ class TableWrite:
         return list(self._written_paths)
 
     # ---- internals -----------------------------------------------------------------------
+    def _adopt_schema(self, store: FileStore) -> None:
+        """Merge mode: continue with an evolved schema; rows buffered so far take its columns."""
+        self.store = store
+        self._merge_spec = merge_spec(store.schema, table=store.identifier) if store.has_primary_key else None
+        self._buffer = [(conform_to(rows, store.schema), kinds) for rows, kinds in self._buffer]
+
     def _check_primary_key_nulls(self, rows: pa.Table) -> None:
         for k in self.store.schema.primary_keys:
             if rows.column(k).null_count:

@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ORACLE_HOME
 from interop_cases import (
     DB,
     SCENARIO_COLUMNS,
@@ -50,6 +50,9 @@ from table_format import CommitMessage, FileSystemCatalog, UnsupportedFeatureErr
 from table_format.types import LocalZonedTimestampType, TimestampType
 
 pytestmark = pytest.mark.interop
+
+# the oracle fixture's folder (tests/conftest.py); not imported: 'conftest' names a different module per suite
+ORACLE_HOME = Path(os.environ.get("PAIMON_ORACLE_HOME") or Path(__file__).resolve().parents[2] / ".cache" / "paimon-oracle")
 
 LAYOUTS = all_layouts()
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "tables"

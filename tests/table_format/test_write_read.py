@@ -238,15 +238,15 @@ def test_several_appends_accumulate(warehouse: str, kind: str) -> None:
 def test_append_table_keeps_duplicates(warehouse: str) -> None:
     schema = pa.schema([("id", pa.int64()), ("v", pa.int32())])
     table = new_table(warehouse, schema)
-    write_table(table, pa.table({"id": [1, 1], "v": [1, 1]}))
-    write_table(table, pa.table({"id": [1], "v": [1]}))
+    write_table(table, pa.table({"id": [1, 1], "v": [1, 1]}, schema=schema))
+    write_table(table, pa.table({"id": [1], "v": [1]}, schema=schema))
     assert table.scan().to_arrow().num_rows == 3
 
 
 def test_fixed_bucket_append_table_distributes_by_bucket_key(warehouse: str) -> None:
     schema = pa.schema([("id", pa.int64()), ("v", pa.int32())])
     table = new_table(warehouse, schema, options={"bucket": "4", "bucket-key": "id"})
-    write_table(table, pa.table({"id": list(range(200)), "v": list(range(200))}))
+    write_table(table, pa.table({"id": list(range(200)), "v": list(range(200))}, schema=schema))
     entries = live_entries(table)
     assert {e.bucket for e in entries} == {0, 1, 2, 3}
     assert all(e.total_buckets == 4 for e in entries)
@@ -254,7 +254,7 @@ def test_fixed_bucket_append_table_distributes_by_bucket_key(warehouse: str) -> 
                                              "snapshot"]
     # each id lands in exactly one bucket, and a second write puts the same ids in the same buckets
     by_bucket = {s.bucket: set(read_split(table, s).column("id").to_pylist()) for s in table.scan().plan()}
-    write_table(table, pa.table({"id": list(range(200)), "v": list(range(200))}))
+    write_table(table, pa.table({"id": list(range(200)), "v": list(range(200))}, schema=schema))
     by_bucket2 = {s.bucket: set(read_split(table, s).column("id").to_pylist()) for s in table.scan().plan()}
     assert by_bucket == by_bucket2
     assert sum(len(v) for v in by_bucket.values()) == 200
@@ -295,7 +295,7 @@ def test_polars_input_with_other_column_order_and_types(warehouse: str) -> None:
     frame = pl.DataFrame(
         {
             "day": [dt.date(2024, 5, 1)],
-            "score": [1],  # int -> double
+            "score": pl.Series([1], dtype=pl.Int32),  # int32 -> double (exact)
             "name": ["x"],
             "id": pl.Series([5], dtype=pl.Int32),  # int32 -> int64
         }
@@ -459,7 +459,7 @@ def test_upsert_matches_dict_model(warehouse: str, partitioned: bool) -> None:
         model: dict[tuple[int, int], str | None] = {}
         for n, batch in enumerate(batches):
             rows = [{"p": k % 2, "id": k, "v": v, "_row_kind": kind} for k, kind, v in batch]
-            write_table(table, pa.Table.from_pylist(rows))
+            write_table(table, pa.Table.from_pylist(rows, schema=schema.append(pa.field("_row_kind", pa.string()))))
             for r in rows:
                 key = (r["p"], r["id"])
                 if r["_row_kind"] in ("+I", "+U"):

@@ -265,7 +265,7 @@ BAD = [
     ({"merge-engine": "first-row", "sequence.field": "v"}, OptionError, "first-row"),
     ({"merge-engine": "first-row", "changelog-producer": "input"}, OptionError, "changelog-producer"),
     ({"merge-engine": "partial-update", "fields.g.sequence-group": "nope"}, SchemaError, "nope"),
-    ({"merge-engine": "partial-update", "fields.nope.sequence-group": "v"}, SchemaError, "nope"),
+    ({"merge-engine": "partial-update", "fields.nope.sequence-group": "v"}, OptionError, "nope"),
     ({"merge-engine": "partial-update", "fields.g.sequence-group": "v", "fields.s.sequence-group": "v"},
      OptionError, "two sequence groups"),
     ({"merge-engine": "partial-update", "fields.g.sequence-group": "v", "fields.g.aggregate-function": "max"},

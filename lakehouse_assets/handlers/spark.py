@@ -1,0 +1,80 @@
+"""PySpark DataFrame <-> Paimon through jobs.spark: read with ``format("paimon")``, write with `jobs.spark.write`.
+
+Data never goes through the driver: reads are planned splits read on executors (filters and columns pushed
+down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver.
+"""
+
+from collections.abc import Mapping, Sequence
+from functools import reduce
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from jobs.spark import spark_session, write
+from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
+from lakehouse_assets.incremental import ChangeStep
+from table_format import FileSystemCatalog, SchemaChange, Table
+
+
+class SparkHandler(PaimonTypeHandler):
+    supported_types = (DataFrame,)
+
+    def schema(self, data: DataFrame) -> pa.Schema:
+        return to_arrow_schema(data.schema)
+
+    def distinct(self, data: DataFrame, columns: Sequence[str]) -> pa.Table:
+        return data.select(*columns).distinct().toArrow()
+
+    def write(self, catalog: FileSystemCatalog, table: Table, data: DataFrame, *, mode: str,
+              overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
+        if schema_mode == "merge":
+            _add_new_columns(catalog, table, self.schema(data))
+        return write(data, table.path, mode=mode, overwrite_partitions=overwrite_partitions)
+
+    def read(self, table: Table, target_type: Any, *, filter: Any, columns: Sequence[str] | None,
+             snapshot_id: int | None) -> DataFrame:
+        reader = _reader(columns)
+        if snapshot_id is not None:
+            reader = reader.option("snapshot-id", str(snapshot_id))
+        frame = reader.load(table.path)
+        return frame.filter(_column_filter(filter)) if filter else frame
+
+    def read_changes(self, table: Table, target_type: Any, *, steps: Sequence[ChangeStep],
+                     columns: Sequence[str] | None) -> DataFrame:
+        pieces: list[DataFrame] = []
+        for step in steps:
+            if step.kind == "changes":
+                pieces.append(_reader(columns).option("incremental-between", f"{step.start},{step.end}")
+                              .load(table.path))
+                continue
+            if step.kind == "replace":
+                pieces.append(self._at(table, step, step.start, columns).withColumn(ROW_KIND, F.lit("-D")))
+            pieces.append(self._at(table, step, step.end, columns).withColumn(ROW_KIND, F.lit("+I")))
+        return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), pieces)
+
+    def _at(self, table: Table, step: ChangeStep, snapshot_id: int | None, columns: Sequence[str] | None) -> DataFrame:
+        return self.read(table, DataFrame, filter=step.partition_filter(), columns=columns, snapshot_id=snapshot_id)
+
+
+def _reader(columns: Sequence[str] | None) -> Any:
+    reader = spark_session().read.format("paimon")
+    return reader.option("columns", ",".join(columns)) if columns else reader
+
+
+def _column_filter(dnf: list[Any]) -> Column:
+    """The IO manager's partition filter (``[(col, "in", values)]`` or OR-ed conjunctions of ``=``) in Spark."""
+    if len(dnf) == 1 and isinstance(dnf[0], tuple):
+        column, _, values = dnf[0]
+        return F.col(column).isin(list(values))
+    conjunctions = [reduce(lambda a, b: a & b, [F.col(c) == F.lit(v) for c, _, v in conj]) for conj in dnf]
+    return reduce(lambda a, b: a | b, conjunctions)
+
+
+def _add_new_columns(catalog: FileSystemCatalog, table: Table, schema: pa.Schema) -> None:
+    """schema_mode="merge" for Spark writes: the columns the table lacks are added (one schema version) first."""
+    new = [f for f in schema if f.name not in table.arrow_schema.names and f.name != ROW_KIND]
+    if new:
+        catalog.alter_table(table.identifier, [SchemaChange.add_column(f.name, f.type) for f in new])
