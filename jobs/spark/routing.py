@@ -60,10 +60,10 @@ def route(df: DataFrame, table_path: str, *, num_partitions: int | None = None) 
     """``df`` repartitioned so that each bucket (fixed) or partition (dynamic bucket) of the table is in one task."""
     table = open_table(table_path)
     unit = single_writer_unit(table)
-    partition_keys = [col(k) for k in table.partition_keys]
-    n = num_partitions or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     if unit is None:
         return df
+    partition_keys = [col(k) for k in table.partition_keys]
+    n = num_partitions or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     if unit == "partition":
         return df.repartition(n, *partition_keys) if partition_keys else df.repartition(1)
     bucket_keys = list(table.schema.bucket_keys)

@@ -145,3 +145,27 @@ def _spark_name(arrow_type: pa.DataType) -> str:
     if pa.types.is_timestamp(arrow_type):
         return "TimestampType" if arrow_type.tz else "TimestampNTZType"
     return str(arrow_type)
+
+
+def to_table_units(batch: pa.RecordBatch, table_schema: pa.Schema, *, table: str) -> pa.RecordBatch:
+    """Spark hands timestamps in microseconds only: bring top-level timestamp columns to a coarser table unit
+    (TIMESTAMP(0..3)) when no value loses precision, else a SchemaError naming the column."""
+    arrays = list(batch.columns)
+    changed = False
+    for i, field in enumerate(batch.schema):
+        if field.name not in table_schema.names:
+            continue
+        wanted = table_schema.field(field.name).type
+        if not (pa.types.is_timestamp(field.type) and pa.types.is_timestamp(wanted)) or field.type.unit == wanted.unit:
+            continue
+        if (field.type.tz is None) != (wanted.tz is None) or wanted.unit == "ns":
+            continue  # the table's own checks explain these (time zone kind; widening is lossless)
+        try:
+            arrays[i] = arrays[i].cast(pa.timestamp(wanted.unit, tz=field.type.tz), safe=True)
+        except pa.ArrowInvalid:
+            raise SchemaError(f"table {table!r} column {field.name!r}: a Spark timestamp has more precision than the "
+                              f"table's TIMESTAMP unit {wanted.unit!r}; truncate it in Spark (date_trunc) first") from None
+        changed = True
+    if not changed:
+        return batch
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

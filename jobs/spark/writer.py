@@ -25,7 +25,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from jobs.spark.read_options import table_path
-from jobs.spark.types import check_writable
+from jobs.spark.types import check_writable, to_table_units
 from table_format import (
     CommitMessage,
     OptionError,
@@ -116,9 +116,10 @@ class PaimonWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
         table = open_table(self.plan.path)
         writer = table.new_write(overwrite=self.plan.overwrite)
+        target = table.arrow_schema
         try:
             for batch in iterator:
-                writer.write(batch)
+                writer.write(to_table_units(batch, target, table=table.identifier))
             messages = writer.prepare_commit()
         except BaseException:
             writer.abort()  # this task's files: nothing of it is visible

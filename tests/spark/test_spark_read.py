@@ -185,3 +185,11 @@ def test_write_refuses_a_timestamp_with_the_wrong_time_zone_kind(spark, warehous
     spark.sql("select timestamp_ntz'2024-05-14 10:00:00' as ts").write.format("paimon").mode("append").save(
         table.path)
     assert table.scan().to_arrow().column("ts").to_pylist() == [datetime.datetime(2024, 5, 14, 10)]
+
+    millis = _catalog(warehouse).create_table("db.ts3", pa.schema([("ts", pa.timestamp("ms"))]))
+    spark.sql("select timestamp_ntz'2024-05-14 10:00:00.123' as ts").write.format("paimon").mode("append").save(
+        millis.path)  # Spark's microseconds fit TIMESTAMP(3) when no value has finer digits
+    with pytest.raises(CapturedException, match="column 'ts': a Spark timestamp has more precision"):
+        spark.sql("select timestamp_ntz'2024-05-14 10:00:00.123456' as ts").write.format("paimon").mode(
+            "append").save(millis.path)
+    assert millis.scan().to_arrow().column("ts").to_pylist() == [datetime.datetime(2024, 5, 14, 10, 0, 0, 123000)]

@@ -116,6 +116,11 @@ def test_primary_key_without_sequence_field_agrees_with_java(spark, warehouse, o
     assert all(r["v"] in {f"{i}" for i in range(r["id"], 100, 25)} for r in ours)
     assert ours == _java(oracle, warehouse, "pk2")
 
+    replacement = [(i, "d", f"r{i}") for i in range(0, 30, 3)]
+    assert write(_df(spark, replacement, 3), table.path, mode="overwrite", num_partitions=3) == snapshot + 1
+    assert _rows(table) == _sorted({"id": i, "dt": d, "v": v} for i, d, v in replacement)
+    assert _rows(table) == _java(oracle, warehouse, "pk2")
+
 
 def test_dynamic_bucket_table(spark, warehouse, oracle):
     table = _create(warehouse, "dyn", primary_keys=["id", "dt"], partition_keys=["dt"],
