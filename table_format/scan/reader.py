@@ -44,6 +44,10 @@ class SplitReader:
         if predicate is not None:
             needed += [c for c in predicate.fields() if c not in needed]
         self.key_names = [f.name for f in store.key_fields]
+        # every version of a key shares the key: the part of the filter on key columns alone is applied to each
+        # file's rows before the merge (pruning row groups by their statistics); the rest after the merge
+        self.key_predicate = predicate.project(self.key_names) if predicate is not None and store.has_primary_key \
+            else None
         self.sequence_fields = list(store.options.sequence_fields) if store.has_primary_key else []
         self.read_columns = needed
         self.merge_spec = merge_spec(schema, table=store.identifier) if store.has_primary_key else None
@@ -53,22 +57,24 @@ class SplitReader:
 
     # ---- file level ----------------------------------------------------------------------
     def read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
-                       system: Sequence[str] = ()) -> pa.Table:
-        """Columns `names` (current schema) + system columns of one file of the split."""
+                       system: Sequence[str] = (), predicate: Predicate | None = None) -> pa.Table:
+        """Columns `names` (current schema) + system columns of one file of the split, rows matching `predicate`."""
         dv = split.deletion_files[index] if split.deletion_files else None
         return read_data_file(self.store, split.partition, split.bucket, split.files[index], names,
-                              system=system, deletion_file=dv)
+                              system=system, deletion_file=dv, predicate=predicate)
 
     # ---- split level ---------------------------------------------------------------------
     def read(self, split: DataSplit) -> pa.Table:
         store = self.store
         if not store.has_primary_key or split.raw_convertible:
-            tables = [self.read_data_file(split, i, self.read_columns) for i in range(len(split.files))]
+            # every row read is a final row: the whole filter applies file by file
+            tables = [self.read_data_file(split, i, self.read_columns, predicate=self.predicate)
+                      for i in range(len(split.files))]
             result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         else:
             result = self._merge(split)
-        if self.predicate is not None:
-            result = result.filter(self.predicate.to_arrow_expression())
+            if self.predicate is not None and self.predicate != self.key_predicate:
+                result = result.filter(self.predicate.to_arrow_expression())
         return self.project(result)
 
     def _read_for_merge(self, split: DataSplit, index: int, seq_ordered: bool) -> pa.Table:
@@ -76,8 +82,9 @@ class SplitReader:
         order is theirs; merged rows' numbers are not returned): it is filled in once the files are concatenated.
         `_VALUE_KIND` is always read: pypaimon 2.1 writes `deleteRowCount` 0 for files holding -D rows."""
         if not seq_ordered:
-            return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
-        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,))
+            return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND),
+                                       predicate=self.key_predicate)
+        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate)
         placeholder = pa.array(np.zeros(data.num_rows, dtype=np.int64))
         return data.add_column(len(self.merge_columns), pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                                placeholder)
