@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from table_format import FileSystemCatalog, SchemaChange, Table, write_table
 from table_format.data.file_format import row_group_rows
@@ -97,6 +99,45 @@ def test_filtered_read_equals_read_then_filter(catalog: FileSystemCatalog, engin
         assert _sorted(got).equals(_sorted(_expected(table, dnf))), dnf
         projected = table.scan(filter=dnf, columns=["s"]).to_arrow()
         assert projected.num_rows == got.num_rows
+
+
+@pytest.mark.parametrize("file_format", ["orc", "avro"])
+def test_filtered_read_of_orc_and_avro_files(catalog: FileSystemCatalog, file_format: str) -> None:
+    table = _build(catalog, file_format, {"file.format": file_format, "deletion-vectors.enabled": "true"})
+    for dnf in FILTERS:
+        assert _sorted(table.scan(filter=dnf).to_arrow()).equals(_sorted(_expected(table, dnf))), dnf
+
+
+_LEAVES = st.one_of(
+    st.tuples(st.just("id"), st.sampled_from(["<", "<=", ">", ">=", "=", "!="]), st.integers(-5, 205)),
+    st.tuples(st.just("id"), st.just("in"), st.lists(st.integers(0, 199), max_size=4)),
+    st.tuples(st.just("k2"), st.sampled_from(["=", "!="]), st.sampled_from(["a", "b", "c"])),
+    st.tuples(st.just("v"), st.sampled_from(["<", ">", "="]), st.integers(0, 1000)),
+    st.tuples(st.just("s"), st.just("starts_with"), st.sampled_from(["x", "y1"])),
+    st.tuples(st.sampled_from(["v", "s"]), st.sampled_from(["is null", "is not null"])),
+)
+_DNF = st.lists(st.lists(_LEAVES, min_size=1, max_size=3), min_size=1, max_size=3)
+
+
+@pytest.fixture(scope="module")
+def dv_table(tmp_path_factory: pytest.TempPathFactory) -> Table:
+    cat = FileSystemCatalog(str(tmp_path_factory.mktemp("prop") / "wh"))
+    cat.create_database("db")
+    return _build(cat, "prop", {"deletion-vectors.enabled": "true", "bucket": "1"})
+
+
+@pytest.fixture(scope="module")
+def mor_table(tmp_path_factory: pytest.TempPathFactory) -> Table:
+    cat = FileSystemCatalog(str(tmp_path_factory.mktemp("prop") / "wh"))
+    cat.create_database("db")
+    return _build(cat, "prop", {"bucket": "1"})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dnf=_DNF)
+def test_random_filters_equal_read_then_filter(dv_table: Table, mor_table: Table, dnf: list[list[tuple]]) -> None:
+    for table in (dv_table, mor_table):
+        assert _sorted(table.scan(filter=dnf).to_arrow()).equals(_sorted(_expected(table, dnf))), dnf
 
 
 def test_filtered_read_after_schema_evolution(catalog: FileSystemCatalog) -> None:
