@@ -6,6 +6,12 @@ first) and hand them to `merge.merge_kv`, which sorts once by key then sequence 
 key's records with the table's merge engine. Files written under an older schema are mapped
 to the current one by field id (SchemaEvolutionUtil); both PK file layouts (with and without
 `_KEY_` columns) read the same because keys come from the value columns.
+
+Filters: the part of a filter on primary-key columns alone (`Predicate.project`, so an OR with a value
+predicate contributes nothing) is applied to every file's rows before the merge, and Parquet row groups
+whose min/max statistics rule it out are not read (all versions of a key share the key); the whole filter
+is applied after the merge. Splits whose rows are final (append tables, raw-convertible splits) take the
+whole filter file by file.
 """
 
 from __future__ import annotations
