@@ -92,6 +92,12 @@ def _int(options: Mapping[str, str], key: str, default: int) -> int:
         raise OptionError(f"option {key!r}: {raw!r} is not an integer") from None
 
 
+def _positive(value: int, key: str) -> int:
+    if value <= 0:
+        raise OptionError(f"option {key!r}: {value} must be positive")
+    return value
+
+
 def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
     raw = options.get(key)
     if raw is None:
@@ -111,6 +117,7 @@ class CoreOptions:
     file_format: str
     file_compression: str
     zstd_level: int
+    parquet_block_size: int  # parquet.block.size: bytes per row group (Java's default 128 MB)
     manifest_compression: str
     manifest_target_file_size: int
     manifest_merge_min_count: int
@@ -168,6 +175,7 @@ class CoreOptions:
             file_format=file_format,
             file_compression=o.get("file.compression", "zstd").strip().lower(),
             zstd_level=_int(o, "file.compression.zstd-level", 1),
+            parquet_block_size=_positive(_int(o, "parquet.block.size", 128 << 20), "parquet.block.size"),
             manifest_compression=o.get("manifest.compression", "zstd").strip().lower(),
             manifest_target_file_size=size("manifest.target-file-size", "8 mb"),
             manifest_merge_min_count=_int(o, "manifest.merge-min-count", 30),

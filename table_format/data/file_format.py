@@ -9,7 +9,8 @@ timestamp bands of ParquetSchemaConverter (INT96 for precision > 6).
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +24,11 @@ from table_format.io.file_io import FileIO
 
 _COMPRESSION_EXTS = {"gz", "zst", "zstd", "snappy", "lz4", "bz2", "deflate", "lzo", "br", "xz"}
 _PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "none": "none", "brotli": "brotli"}
+# Rows per Parquet row group: a key range of a sorted file reads only the row groups it meets (their min/max
+# statistics rule out the rest), so groups are capped well below a file; `parquet.block.size` (bytes, Java's
+# ParquetOutputFormat option, default 128 MB) lowers it further for wide rows.
+MAX_ROW_GROUP_ROWS = 1 << 17
+DEFAULT_PARQUET_BLOCK_SIZE = 128 << 20
 _ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "none": "uncompressed"}
 
 
@@ -45,6 +51,7 @@ def write_file(
     file_format: str,
     compression: str = "zstd",
     zstd_level: int = 1,
+    parquet_block_size: int = DEFAULT_PARQUET_BLOCK_SIZE,
 ) -> int:
     """Write `table` as one data file; returns its exact byte size (DataFileMeta._FILE_SIZE)."""
     buf = io.BytesIO()
@@ -66,7 +73,7 @@ def write_file(
                 use_deprecated_int96_timestamps=needs_int96,
                 coerce_timestamps=None,
                 allow_truncated_timestamps=False,
-                row_group_size=1 << 20,
+                row_group_size=row_group_rows(table, parquet_block_size),
                 write_statistics=True,
                 store_schema=False,
                 store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
@@ -86,6 +93,12 @@ def write_file(
     data = buf.getvalue()
     file_io.write_bytes(path, data)
     return len(data)
+
+
+def row_group_rows(table: pa.Table, block_size: int) -> int:
+    """Rows per Parquet row group: `block_size` bytes of (uncompressed) rows, at most MAX_ROW_GROUP_ROWS."""
+    row_bytes = max(1, table.nbytes // max(1, table.num_rows))
+    return max(1, min(MAX_ROW_GROUP_ROWS, block_size // row_bytes))
 
 
 def _timestamps_as_int64_beside_int96(table: pa.Table) -> pa.Table:
@@ -154,6 +167,62 @@ def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = Non
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
         raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
     raise CorruptMetadataError(f"data file {path}: unsupported format {fmt!r}")
+
+
+RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int | None], int], bool]
+"""(min by column, max by column, null count by column, row count) of a row group -> may it hold matching rows."""
+
+
+def read_file_pruned(
+    file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest
+) -> tuple[pa.Table, np.ndarray | None, int]:
+    """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
+    name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
+    file's row count. ORC and Avro files are read whole."""
+    if format_of(path.rsplit("/", 1)[-1]) != "parquet":
+        table = read_file(file_io, path, columns=columns)
+        return table, None, table.num_rows
+    try:
+        with file_io.open_input_file(path) as f:
+            pf = pq.ParquetFile(f, page_checksum_verification=True)
+            meta = pf.metadata
+            selected = _row_groups_to_read(meta, stats_columns, keep)
+            cols = _present(columns, pf.schema_arrow.names)
+            if len(selected) == meta.num_row_groups:
+                return pf.read(columns=cols, use_threads=True), None, meta.num_rows
+            table = pf.read_row_groups(selected, columns=cols, use_threads=True)
+    except FileNotFoundError:
+        raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
+        raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
+    starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+    positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
+        if selected else np.zeros(0, dtype=np.int64)
+    return table, positions, meta.num_rows
+
+
+def _row_groups_to_read(meta: pq.FileMetaData, stats_columns: Sequence[str], keep: RowGroupTest) -> list[int]:
+    if meta.num_row_groups == 0:
+        return []
+    first = meta.row_group(0)
+    index = {first.column(j).path_in_schema: j for j in range(first.num_columns)}
+    wanted = [(c, index[c]) for c in stats_columns if c in index]
+    selected = []
+    for i in range(meta.num_row_groups):
+        rg = meta.row_group(i)
+        mins: dict[str, Any] = {}
+        maxs: dict[str, Any] = {}
+        nulls: dict[str, int | None] = {}
+        for name, j in wanted:
+            st = rg.column(j).statistics
+            if st is None:
+                continue
+            if st.has_min_max:
+                mins[name], maxs[name] = st.min, st.max
+            nulls[name] = st.null_count if st.has_null_count else None
+        if keep(mins, maxs, nulls, rg.num_rows):
+            selected.append(i)
+    return selected
 
 
 def _present(columns: Sequence[str] | None, names: Sequence[str]) -> list[str] | None:

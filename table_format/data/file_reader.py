@@ -7,6 +7,7 @@ with that schema's column names and mapped to the current columns by field id (m
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -14,22 +15,55 @@ import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
-from table_format.data.file_format import format_of, read_file
+from table_format.data.file_format import format_of, read_file, read_file_pruned
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
+from table_format.predicate import Predicate
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
+from table_format.schema import TableSchema
 from table_format.store.file_store import FileStore
-from table_format.types import CharType
+from table_format.types import (
+    BigIntType,
+    BooleanType,
+    CharType,
+    DataType,
+    DateType,
+    DecimalType,
+    IntType,
+    SmallIntType,
+    TinyIntType,
+    VarCharType,
+)
 
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
+# Parquet statistics of these types read back as the column's Python values (floats: NaN is left out of min/max)
+_PRUNABLE_TYPES = (TinyIntType, SmallIntType, IntType, BigIntType, BooleanType, DateType, DecimalType, VarCharType)
 
 
-def _check_shape(raw: pa.Table, file: DataFileMeta, path: str, columns: Sequence[str]) -> None:
+def _stats_names(predicate: Predicate, current: TableSchema, file_schema: TableSchema) -> dict[str, str]:
+    """File column name -> current name, for the predicate's columns whose row-group statistics can prune: same
+    field id and the same type in the file (a widened or re-typed column's statistics are not compared)."""
+    by_id = {f.id: f for f in file_schema.fields}
+    out = {}
+    for name in predicate.fields():
+        target = current.field(name)
+        in_file = by_id.get(target.id)
+        if (in_file is not None and isinstance(target.type, _PRUNABLE_TYPES)
+                and _same_type(in_file.type, target.type)):
+            out[in_file.name] = name
+    return out
+
+
+def _same_type(a: DataType, b: DataType) -> bool:
+    return a.copy(nullable=True) == b.copy(nullable=True)
+
+
+def _check_shape(raw: pa.Table, file: DataFileMeta, path: str, columns: Sequence[str], file_rows: int) -> None:
     """A damaged file must not read as other rows: its row count must be the manifest's, and every column its
     schema version has must be there (a flipped byte in a column name would otherwise read as nulls)."""
-    if raw.num_rows != file.row_count:
+    if file_rows != file.row_count:
         raise CorruptMetadataError(
-            f"data file {path} holds {raw.num_rows} rows but its manifest entry says {file.row_count}"
+            f"data file {path} holds {file_rows} rows but its manifest entry says {file.row_count}"
         )
     missing = [c for c in columns if c not in raw.column_names]
     if missing:
@@ -52,8 +86,11 @@ def read_data_file(
     *,
     system: Sequence[str] = (),
     deletion_file: DeletionFile | None = None,
+    predicate: Predicate | None = None,
 ) -> pa.Table:
-    """Columns `names` (current schema) + physical system columns of one file."""
+    """Columns `names` (current schema) + physical system columns of one file. With a `predicate` (on columns of
+    `names`), only the rows matching it are returned, and Parquet row groups whose statistics rule it out are
+    not read."""
     current = store.schema
     file_schema = store.schema_by_id(file.schema_id)
     by_id = {fld.id: fld for fld in file_schema.fields}
@@ -61,14 +98,30 @@ def read_data_file(
     file_names = [f.name if f is not None else None for f in file_fields]
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
     present = [c for c in file_names if c is not None]
-    raw = read_file(store.file_io, path, columns=present + list(system))
-    _check_shape(raw, file, path, present + list(system))
+    positions: np.ndarray | None = None
+    if predicate is None:
+        raw = read_file(store.file_io, path, columns=present + list(system))
+        _check_shape(raw, file, path, present + list(system), raw.num_rows)
+    else:
+        to_current = _stats_names(predicate, current, file_schema)
+
+        def keep_group(mins: Any, maxs: Any, nulls: Any, rows: int) -> bool:
+            return predicate.test_stats({to_current[k]: v for k, v in mins.items()},
+                                        {to_current[k]: v for k, v in maxs.items()},
+                                        {to_current[k]: v for k, v in nulls.items()}, rows)
+
+        raw, positions, file_rows = read_file_pruned(store.file_io, path, columns=present + list(system),
+                                                     stats_columns=list(to_current), keep=keep_group)
+        _check_shape(raw, file, path, present + list(system), file_rows)
     orc = format_of(file.file_name) == "orc"
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
         if len(deleted):
-            keep = np.ones(raw.num_rows, dtype=bool)
-            keep[deleted[deleted < raw.num_rows]] = False
+            if positions is None:
+                keep = np.ones(raw.num_rows, dtype=bool)
+                keep[deleted[deleted < raw.num_rows]] = False
+            else:
+                keep = ~np.isin(positions, deleted)
             raw = raw.filter(pa.array(keep))
     arrays = []
     fields = []
@@ -105,4 +158,5 @@ def read_data_file(
                 raise CorruptMetadataError(f"data file {path}: system column {s!r} is unreadable ({e})") from None
         arrays.append(col)
         fields.append(pa.field(s, col.type, nullable=False))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    out = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return out.filter(predicate.to_arrow_expression()) if predicate is not None else out

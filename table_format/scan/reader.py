@@ -6,6 +6,12 @@ first) and hand them to `merge.merge_kv`, which sorts once by key then sequence 
 key's records with the table's merge engine. Files written under an older schema are mapped
 to the current one by field id (SchemaEvolutionUtil); both PK file layouts (with and without
 `_KEY_` columns) read the same because keys come from the value columns.
+
+Filters: the part of a filter on primary-key columns alone (`Predicate.project`, so an OR with a value
+predicate contributes nothing) is applied to every file's rows before the merge, and Parquet row groups
+whose min/max statistics rule it out are not read (all versions of a key share the key); the whole filter
+is applied after the merge. Splits whose rows are final (append tables, raw-convertible splits) take the
+whole filter file by file.
 """
 
 from __future__ import annotations
@@ -44,6 +50,10 @@ class SplitReader:
         if predicate is not None:
             needed += [c for c in predicate.fields() if c not in needed]
         self.key_names = [f.name for f in store.key_fields]
+        # every version of a key shares the key: the part of the filter on key columns alone is applied to each
+        # file's rows before the merge (pruning row groups by their statistics); the rest after the merge
+        self.key_predicate = predicate.project(self.key_names) if predicate is not None and store.has_primary_key \
+            else None
         self.sequence_fields = list(store.options.sequence_fields) if store.has_primary_key else []
         self.read_columns = needed
         self.merge_spec = merge_spec(schema, table=store.identifier) if store.has_primary_key else None
@@ -53,23 +63,25 @@ class SplitReader:
 
     # ---- file level ----------------------------------------------------------------------
     def read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
-                       system: Sequence[str] = ()) -> pa.Table:
-        """Columns `names` (current schema) + system columns of one file of the split."""
+                       system: Sequence[str] = (), predicate: Predicate | None = None) -> pa.Table:
+        """Columns `names` (current schema) + system columns of one file of the split, rows matching `predicate`."""
         dv = split.deletion_files[index] if split.deletion_files else None
         return read_data_file(self.store, split.partition, split.bucket, split.files[index], names,
-                              system=system, deletion_file=dv)
+                              system=system, deletion_file=dv, predicate=predicate)
 
     # ---- split level ---------------------------------------------------------------------
     def read(self, split: DataSplit) -> pa.Table:
         store = self.store
         if not store.has_primary_key or split.raw_convertible:
-            tables = store.file_io.parallel_map(lambda i: self.read_data_file(split, i, self.read_columns),
-                                                range(len(split.files)))
+            # every row read is a final row: the whole filter applies file by file (object stores: files in parallel)
+            tables = store.file_io.parallel_map(
+                lambda i: self.read_data_file(split, i, self.read_columns, predicate=self.predicate),
+                range(len(split.files)))
             result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         else:
             result = self._merge(split)
-        if self.predicate is not None:
-            result = result.filter(self.predicate.to_arrow_expression())
+            if self.predicate is not None and self.predicate != self.key_predicate:
+                result = result.filter(self.predicate.to_arrow_expression())
         return self.project(result)
 
     def _read_for_merge(self, split: DataSplit, index: int, seq_ordered: bool) -> pa.Table:
@@ -77,8 +89,9 @@ class SplitReader:
         order is theirs; merged rows' numbers are not returned): it is filled in once the files are concatenated.
         `_VALUE_KIND` is always read: pypaimon 2.1 writes `deleteRowCount` 0 for files holding -D rows."""
         if not seq_ordered:
-            return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND))
-        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,))
+            return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND),
+                                       predicate=self.key_predicate)
+        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate)
         placeholder = pa.array(np.zeros(data.num_rows, dtype=np.int64))
         return data.add_column(len(self.merge_columns), pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                                placeholder)

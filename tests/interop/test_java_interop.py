@@ -17,6 +17,8 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from interop_cases import (
     DB,
@@ -384,3 +386,21 @@ def test_java_reads_our_overwrite_of_a_java_partition(oracle, warehouse):
     write_table(table, arrow_table(SCENARIO_COLUMNS, whole.rows), mode="overwrite")
     assert java_lines(oracle, warehouse, "t") == model.lines() == our_lines(table)
     assert_every_snapshot_agrees(oracle, warehouse, "t")
+
+
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "pk"])
+def test_java_reads_our_files_of_many_row_groups(oracle, warehouse, pk):
+    """Files cut into many row groups (small parquet.block.size, as a key range prunes them) read alike in Java."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database(DB, exist_ok=True)
+    schema = pa.schema([("id", pa.int64(), False), ("v", pa.string())])
+    table = catalog.create_table(f"{DB}.rg", schema, primary_keys=["id"] if pk else [],
+                                 options={"bucket": "2" if pk else "-1", "parquet.block.size": "2000"})
+    write_table(table, pa.table({"id": list(range(600)), "v": [f"a{i}" for i in range(600)]}, schema=schema))
+    write_table(table, pa.table({"id": list(range(0, 600, 7)), "v": ["b"] * 86}, schema=schema))
+    files = list(Path(table.path).rglob("*.parquet"))
+    assert max(pq.ParquetFile(p).metadata.num_row_groups for p in files) >= 4
+    assert java_lines(oracle, warehouse, "rg") == our_lines(table)
+    filtered = table.scan(filter=[("id", "<", 50)]).to_arrow()
+    assert sorted(filtered.column("id").to_pylist()) == (list(range(50)) if pk else sorted(
+        list(range(50)) + list(range(0, 50, 7))))
