@@ -18,7 +18,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWrite
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
-from jobs.spark.reader import PaimonReader, PushdownReader
+from jobs.spark.reader import PaimonReader, PushdownReader, read_schema
 from jobs.spark.types import spark_schema
 from jobs.spark.writer import PaimonWriter, plan_write
 from table_format import SchemaError, open_table
@@ -37,7 +37,7 @@ class PaimonDataSource(DataSource):
     def schema(self) -> StructType:
         opts = read_options(self.options)
         table = open_table(opts.path)
-        arrow = table.arrow_schema
+        arrow = read_schema(table, opts)
         if opts.columns is not None:
             unknown = [c for c in opts.columns if c not in arrow.names]
             if unknown:

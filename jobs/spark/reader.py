@@ -21,7 +21,7 @@ from pyspark.sql.types import StructType
 from jobs.spark.filters import Condition, split_filters
 from jobs.spark.read_options import ReadOptions
 from jobs.spark.types import exchange_schema, to_exchange
-from table_format import DataSplit, open_table, read_split
+from table_format import DataSplit, Table, open_table, read_split
 
 BATCH_ROWS = 65536
 
@@ -78,8 +78,15 @@ class PushdownReader(PaimonReader):
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
         table = open_table(self.options.path)
-        self.conditions, rejected = split_filters(filters, table.arrow_schema)
+        self.conditions, rejected = split_filters(filters, read_schema(table, self.options))
         return rejected
+
+
+def read_schema(table: Table, options: ReadOptions) -> pa.Schema:
+    """Every column of the read, before the ``columns`` projection: time travel (``snapshot-id``, ``tag``) has the
+    schema that snapshot was written with, as ``table.scan`` and Java do; the latest snapshot and
+    ``incremental-between`` have the table's current schema, as ``table.changes`` (and Java's incremental scan)."""
+    return table.scan(snapshot_id=options.snapshot_id, tag=options.tag).arrow_schema
 
 
 def _batches(data: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:
