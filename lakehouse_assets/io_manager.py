@@ -55,6 +55,10 @@ class PaimonIOManager(dg.ConfigurableIOManager):
     warehouse: str | None = Field(
         default=None, description="Warehouse path or URI; default LAKEHOUSE_WAREHOUSE, else ./warehouse"
     )
+    options: dict[str, str] = Field(
+        default_factory=dict, description="catalog options of s3:// warehouses (s3.endpoint, s3.access-key, ...); "
+                                          "unset ones come from the AWS_* variables"
+    )
     mode: str = Field(default="overwrite", description="overwrite | append | upsert (primary-key tables)")
     schema_mode: str = Field(default="strict", description="strict: new columns are refused; merge: added")
     default_database: str = Field(default=DEFAULT_DATABASE, description="database of single-part asset keys")
@@ -65,7 +69,7 @@ class PaimonIOManager(dg.ConfigurableIOManager):
 
     @property
     def catalog(self) -> FileSystemCatalog:
-        return FileSystemCatalog(self.warehouse or default_warehouse())
+        return FileSystemCatalog(self.warehouse or default_warehouse(), options=self.options or None)
 
     # ---- output ------------------------------------------------------------------------------
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:

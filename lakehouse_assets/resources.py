@@ -14,14 +14,23 @@ from table_format import FileSystemCatalog, Table
 
 
 class PaimonCatalogResource(dg.ConfigurableResource):
-    """The filesystem catalog of a warehouse: ``catalog()``, ``load_table("db.table")``, ``table_identifiers()``."""
+    """The filesystem catalog of a warehouse: ``catalog()``, ``load_table("db.table")``, ``table_identifiers()``,
+    ``table_uri("db.table")``; ``options``: catalog options of s3:// warehouses (``s3.endpoint``, ...)."""
 
     warehouse: str | None = Field(
         default=None, description="Warehouse path or URI; default LAKEHOUSE_WAREHOUSE, else ./warehouse"
     )
+    options: dict[str, str] = Field(
+        default_factory=dict, description="catalog options of s3:// warehouses (s3.endpoint, s3.access-key, ...); "
+                                          "unset ones come from the AWS_* variables"
+    )
 
     def catalog(self) -> FileSystemCatalog:
-        return FileSystemCatalog(self.warehouse or default_warehouse())
+        return FileSystemCatalog(self.warehouse or default_warehouse(), options=self.options or None)
+
+    def table_uri(self, identifier: str) -> str:
+        """The table's URI, for `jobs.spark` functions (with ``options=self.options``)."""
+        return self.catalog().table_uri(identifier)
 
     def load_table(self, identifier: str) -> Table:
         return self.catalog().load_table(identifier)

@@ -88,6 +88,12 @@ class FileSystemCatalog:
     def __repr__(self) -> str:
         return f"FileSystemCatalog({self.warehouse_uri!r})"
 
+    def table_uri(self, identifier: str) -> str:
+        """The URI of table `identifier` (``s3://bucket/wh/db.db/t`` or a local path), for `open_table` and
+        the Spark data source (with the same `options`)."""
+        db, name = split_identifier(identifier)
+        return f"{self.warehouse_uri.rstrip('/')}/{db}{DB_SUFFIX}/{name}"
+
     def _db_path(self, database: str) -> str:
         return f"{self.warehouse.rstrip('/')}/{database}{DB_SUFFIX}"
 

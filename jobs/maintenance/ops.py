@@ -75,7 +75,8 @@ def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pys
     check_partitions(tables, partitions)
 
     def compact(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.compact(spark, table.path, full=config.full, partitions=partitions)
+        result = spark_maintenance.compact(spark, paimon_catalog.table_uri(table.identifier), full=config.full,
+                                           partitions=partitions, options=paimon_catalog.options)
         return result.snapshot_id is not None, {"full": config.full, "rewritten_files": result.rewritten_files,
                                                 "new_files": result.new_files,
                                                 "compacted_buckets": result.compacted_buckets}
@@ -92,8 +93,9 @@ def expire_snapshots_op(context: dg.OpExecutionContext, config: ExpireSnapshotsC
 
     def expire(spark: SparkSession, table: Table) -> tuple[bool, dict]:
         result = spark_maintenance.expire_snapshots(
-            spark, table.path, retain_min=config.retention.retain_min, retain_max=config.retention.retain_max,
-            older_than=older_than, dry_run=config.dry_run)
+            spark, paimon_catalog.table_uri(table.identifier), retain_min=config.retention.retain_min,
+            retain_max=config.retention.retain_max, older_than=older_than, dry_run=config.dry_run,
+            options=paimon_catalog.options)
         changed = not config.dry_run and bool(result.expired_snapshots or result.deleted_files)
         return changed, {"dry_run": config.dry_run, "expired_snapshots": list(result.expired_snapshots),
                          "deleted_files": len(result.deleted_files)}
@@ -112,7 +114,8 @@ def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pysp
     check_partitions(tables, partitions)
 
     def rescale(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.rescale(spark, table.path, bucket=config.bucket, partitions=partitions)
+        result = spark_maintenance.rescale(spark, paimon_catalog.table_uri(table.identifier), bucket=config.bucket,
+                                           partitions=partitions, options=paimon_catalog.options)
         return result.snapshot_id is not None, {"bucket": result.bucket,
                                                 "rewritten_partitions": result.rewritten_partitions,
                                                 "rewritten_rows": result.rewritten_rows}
@@ -127,8 +130,9 @@ def remove_orphan_files_op(context: dg.OpExecutionContext, config: RemoveOrphanF
     tables = resolve_tables(paimon_catalog, config)
 
     def remove(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.remove_orphan_files(spark, table.path, older_than=older_than,
-                                                       dry_run=config.dry_run)
+        result = spark_maintenance.remove_orphan_files(spark, paimon_catalog.table_uri(table.identifier),
+                                                       older_than=older_than, dry_run=config.dry_run,
+                                                       options=paimon_catalog.options)
         changed = not config.dry_run and bool(result.deleted_files)
         return changed, {"dry_run": config.dry_run, "orphan_files": len(result.orphan_files),
                          "deleted_files": len(result.deleted_files), "bytes_freed": result.bytes_freed}

@@ -7,7 +7,8 @@
 Reader options: ``columns`` ("a,b": Spark does not prune Python data sources, so project here), ``snapshot-id``,
 ``tag``, ``incremental-between`` ("3,5": the changes after snapshot 3 up to 5, with ``_row_kind``),
 ``source.split.target-size`` / ``source.split.open-file-cost`` / ``min-partitions`` (split packing), and
-``warehouse`` (then ``load("db.table")``). See docs/spark.md.
+``warehouse`` (then ``load("db.table")``), and ``s3.*`` catalog options of s3:// tables (``s3.endpoint``,
+``s3.access-key``, ...; readers and writers alike; see docs/object-storage.md). See docs/spark.md.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class PaimonDataSource(DataSource):
 
     def schema(self) -> StructType:
         opts = read_options(self.options)
-        table = open_table(opts.path)
+        table = open_table(opts.path, options=opts.catalog_options)
         arrow = read_schema(table, opts)
         if opts.columns is not None:
             unknown = [c for c in opts.columns if c not in arrow.names]

@@ -6,7 +6,8 @@ tasks, partitions to rescale, chunks of paths, directories to list), balanced by
 The results (and the snapshots' commit kinds) are those of ``table.maintenance.<operation>``.
 
 If any unit fails, nothing is committed, the files the other units wrote are deleted, and the unit's own error
-is raised (with a note naming the unit).
+is raised (with a note naming the unit). ``options``: catalog options of an s3:// table (``s3.endpoint``, ...);
+the executors get them with the pickled table.
 """
 
 from __future__ import annotations
@@ -63,10 +64,11 @@ def _compact_unit(table: Table) -> Any:
 
 
 def compact(spark: SparkSession, table_path: str, *, full: bool = False,
-            partitions: Sequence[Mapping[str, Any]] | None = None) -> CompactResult:
+            partitions: Sequence[Mapping[str, Any]] | None = None,
+            options: Mapping[str, str] | None = None) -> CompactResult:
     """Compact the table (or some partitions) with one unit per (partition, bucket): universal compaction, or
     everything to the max level with ``full=True``. One COMPACT snapshot, as ``table.maintenance.compact``."""
-    table = open_table(table_path)
+    table = open_table(table_path, options=options)
     actions = table.maintenance
     tasks = actions.plan_compaction(full=full, partitions=partitions)
     result = fan_out(spark, tasks, _compact_unit(table),
@@ -88,10 +90,11 @@ def _rescale_unit(table: Table) -> Any:
 
 
 def rescale(spark: SparkSession, table_path: str, *, bucket: int,
-            partitions: Sequence[Mapping[str, Any]] | None = None) -> RescaleResult:
+            partitions: Sequence[Mapping[str, Any]] | None = None,
+            options: Mapping[str, str] | None = None) -> RescaleResult:
     """Set the bucket count to `bucket` and rewrite the partitions (default all), one unit per partition.
     One OVERWRITE snapshot, as ``table.maintenance.rescale``."""
-    table = open_table(table_path)
+    table = open_table(table_path, options=options)
     actions = table.maintenance
     tasks = actions.plan_rescale(bucket=bucket, partitions=partitions)  # commits the new schema version
     result = fan_out(spark, tasks, _rescale_unit(table), weights=[t.size_bytes for t in tasks],
@@ -113,11 +116,12 @@ def _delete_unit(table: Table, dry_run: bool) -> Any:
 
 def expire_snapshots(spark: SparkSession, table_path: str, *, retain_min: int | None = None,
                      retain_max: int | None = None, older_than: _dt.datetime | _dt.timedelta | None = None,
-                     max_deletes: int | None = None, dry_run: bool = True) -> ExpireResult:
+                     max_deletes: int | None = None, dry_run: bool = True,
+                     options: Mapping[str, str] | None = None) -> ExpireResult:
     """Expire snapshots by the retention rules (None: the table's options), as ``table.maintenance.
     expire_snapshots``: the driver plans and deletes the snapshot files first, the executors delete the data and
     metadata files only those snapshots used, in chunks of PATHS_PER_UNIT."""
-    table = open_table(table_path)
+    table = open_table(table_path, options=options)
     actions = table.maintenance
     plan = actions.plan_snapshot_expiration(retain_min=retain_min, retain_max=retain_max, older_than=older_than,
                                             max_deletes=max_deletes)
@@ -151,11 +155,11 @@ def _delete_orphans_unit(table: Table) -> Any:
 
 def remove_orphan_files(spark: SparkSession, table_path: str, *,
                         older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1),
-                        dry_run: bool = True) -> OrphanCleanResult:
+                        dry_run: bool = True, options: Mapping[str, str] | None = None) -> OrphanCleanResult:
     """Delete files older than `older_than` that nothing references, as ``table.maintenance.remove_orphan_files``:
     the executors list the bucket and metadata directories and delete the orphans; the driver reads which files
     the snapshots, tags and changelogs reference (after the listing) and compares."""
-    table = open_table(table_path)
+    table = open_table(table_path, options=options)
     actions = table.maintenance
     plan = actions.plan_orphan_clean(older_than=older_than)
     dirs = list(plan.candidate_dirs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from table_format import OptionError
 
@@ -29,6 +29,7 @@ class ReadOptions:
     open_file_cost: int = OPEN_FILE_COST
     min_partitions: int = 2
     pushdown: bool = False  # opt-in: see the note above
+    catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
 
 
 def table_path(options: Mapping[str, str]) -> str:
@@ -44,6 +45,15 @@ def table_path(options: Mapping[str, str]) -> str:
     if not dot or not database or not table or "/" in path:
         raise OptionError(f'format("paimon"): with option "warehouse", load() takes "database.table", got {path!r}')
     return f"{warehouse.rstrip('/')}/{database}.db/{table}"
+
+
+CATALOG_OPTION_PREFIX = "s3."
+
+
+def catalog_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The ``s3.*`` options (``s3.endpoint``, ``s3.access-key``, ...): catalog options for ``open_table``, carried
+    to the executors inside the reader or write plan (unset ones come from each process's AWS variables)."""
+    return {k.lower(): v for k, v in options.items() if k.lower().startswith(CATALOG_OPTION_PREFIX)}
 
 
 def read_options(options: Mapping[str, str]) -> ReadOptions:
@@ -81,6 +91,7 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
         target_split_size=_int(options, "source.split.target-size", path) or TARGET_SPLIT_SIZE,
         open_file_cost=_int(options, "source.split.open-file-cost", path) or OPEN_FILE_COST,
         min_partitions=_int(options, "min-partitions", path) or max(2, os.cpu_count() or 2),
+        catalog_options=catalog_options(options),
     )
 
 

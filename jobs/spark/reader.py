@@ -53,7 +53,7 @@ class PaimonReader(DataSourceReader):
         opts = self.options
         if opts.incremental is not None:
             return [ChangesPartition(*opts.incremental)]
-        table = open_table(opts.path)
+        table = open_table(opts.path, options=opts.catalog_options)
         scan = table.scan(filter=self.conditions or None, columns=opts.columns, snapshot_id=opts.snapshot_id,
                           tag=opts.tag)
         return pack_splits(scan.plan(), target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
@@ -61,7 +61,7 @@ class PaimonReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         target = exchange_schema(self.schema)
-        table = open_table(self.options.path)
+        table = open_table(self.options.path, options=self.options.catalog_options)
         columns = list(self.options.columns) if self.options.columns else None
         if isinstance(partition, ChangesPartition):
             yield from _batches(table.changes(partition.start, partition.end, columns=columns), target)
@@ -77,7 +77,7 @@ class PushdownReader(PaimonReader):
     """Takes the filters table_format evaluates exactly; they prune the plan and filter the rows (jobs/spark/filters.py)."""
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
-        table = open_table(self.options.path)
+        table = open_table(self.options.path, options=self.options.catalog_options)
         self.conditions, rejected = split_filters(filters, read_schema(table, self.options))
         return rejected
 

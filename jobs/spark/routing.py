@@ -26,6 +26,7 @@ from pyspark.sql.functions import arrow_udf, col
 from pyspark.sql.types import IntegerType
 
 from jobs.spark.data_source import FORMAT
+from jobs.spark.read_options import catalog_options
 from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, single_writer_unit
 from table_format import SchemaError, Table, open_table
 
@@ -34,31 +35,34 @@ BUCKET_COLUMN = "__paimon_bucket"
 
 def write(df: DataFrame, table_path: str, *, mode: str = "append",
           overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
-          num_partitions: int | None = None) -> int | None:
+          num_partitions: int | None = None, options: Mapping[str, str] | None = None) -> int | None:
     """Write ``df`` into the table at ``table_path`` in one commit; returns the new snapshot id (None: no change).
 
     ``mode`` is "append" (primary-key tables upsert) or "overwrite" (the whole table, or ``overwrite_partitions``
     such as ``[{"dt": "2024-05-14"}]``). ``num_partitions``: the writing tasks (default
-    ``spark.sql.shuffle.partitions``). A failed job commits nothing and deletes the files its tasks wrote.
+    ``spark.sql.shuffle.partitions``). ``options``: catalog options of an s3:// table (``s3.endpoint``, ...); the
+    ``s3.*`` ones are passed to the data source. A failed job commits nothing and deletes the files its tasks wrote.
     """
-    table = open_table(table_path)
+    s3_options = dict(options or {})
+    table = open_table(table_path, options=s3_options)
     if mode not in ("append", "overwrite"):
         raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
-    routed = route(df, table_path, num_partitions=num_partitions)
+    routed = route(df, table_path, num_partitions=num_partitions, options=s3_options)
     commit_user = str(uuid.uuid4())
     base = table.latest_snapshot()
-    writer = routed.write.format(FORMAT).mode(mode).option(COMMIT_USER, commit_user)
+    writer = routed.write.format(FORMAT).mode(mode).options(**catalog_options(s3_options)).option(COMMIT_USER, commit_user)
     if overwrite_partitions is not None:
         writer = writer.option(OVERWRITE_PARTITIONS, _json(overwrite_partitions))
     writer.save(table_path)
-    ours = [s.id for s in open_table(table_path).snapshots()
+    ours = [s.id for s in open_table(table_path, options=s3_options).snapshots()
             if s.commit_user == commit_user and (base is None or s.id > base.id)]
     return max(ours) if ours else None
 
 
-def route(df: DataFrame, table_path: str, *, num_partitions: int | None = None) -> DataFrame:
+def route(df: DataFrame, table_path: str, *, num_partitions: int | None = None,
+          options: Mapping[str, str] | None = None) -> DataFrame:
     """``df`` repartitioned so that each bucket (fixed) or partition (dynamic bucket) of the table is in one task."""
-    table = open_table(table_path)
+    table = open_table(table_path, options=options)
     unit = single_writer_unit(table)
     if unit is None:
         return df
@@ -70,19 +74,19 @@ def route(df: DataFrame, table_path: str, *, num_partitions: int | None = None) 
     missing = [k for k in bucket_keys if k not in df.columns]
     if missing:
         raise SchemaError(f"table {table.identifier!r}: the DataFrame lacks the bucket-key columns {missing}")
-    bucket = arrow_udf(_bucket_function(table_path, bucket_keys), IntegerType())  # type: ignore[call-overload]
+    bucket = arrow_udf(_bucket_function(table_path, bucket_keys, dict(options or {})), IntegerType())  # type: ignore[call-overload]
     with_bucket = df.withColumn(BUCKET_COLUMN, bucket(*[col(k) for k in bucket_keys]))
     return with_bucket.repartition(n, *partition_keys, col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
 
 
-def _bucket_function(table_path: str, bucket_keys: list[str]):  # type: ignore[no-untyped-def]
+def _bucket_function(table_path: str, bucket_keys: list[str], options: dict[str, str]):  # type: ignore[no-untyped-def]
     """The Arrow UDF body (runs on executors): the bucket of each row, from its bucket-key columns."""
 
     opened: list[Table] = []  # one table per task (the function is unpickled once per task)
 
     def buckets(*columns: pa.Array) -> pa.Array:
         if not opened:
-            opened.append(open_table(table_path))
+            opened.append(open_table(table_path, options=options))
         table = opened[0]
         data = pa.Table.from_arrays(list(columns), names=bucket_keys)
         return pa.array(table.bucket_ids(data), type=pa.int32())

@@ -17,14 +17,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from jobs.spark.read_options import table_path
+from jobs.spark.read_options import catalog_options, table_path
 from jobs.spark.types import check_writable, to_table_units
 from table_format import (
     CommitMessage,
@@ -60,11 +60,13 @@ class WritePlan:
     one_writer_per: str | None  # "bucket" (fixed-bucket primary key), "partition" (dynamic bucket) or None
     commit_user: str
     base_snapshot_id: int | None
+    catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
 
 
 def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: bool) -> WritePlan:
     path = table_path(options)
-    table = open_table(path)
+    s3_options = catalog_options(options)
+    table = open_table(path, options=s3_options)
     check_writable(schema, table.arrow_schema, table=table.identifier)
     partitions = overwrite_partitions_option(options.get(OVERWRITE_PARTITIONS), table=table.identifier)
     if partitions is not None and not overwrite:
@@ -74,7 +76,7 @@ def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: boo
     latest = table.latest_snapshot()
     return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
                      one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
-                     base_snapshot_id=latest.id if latest else None)
+                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options)
 
 
 def single_writer_unit(table: Table) -> str | None:
@@ -114,7 +116,7 @@ class PaimonWriter(DataSourceArrowWriter):
         self.plan = plan
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
-        table = open_table(self.plan.path)
+        table = open_table(self.plan.path, options=self.plan.catalog_options)
         writer = table.new_write(overwrite=self.plan.overwrite)
         target = table.arrow_schema
         try:
@@ -129,7 +131,7 @@ class PaimonWriter(DataSourceArrowWriter):
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         plan = self.plan
         tasks = [m for m in messages if isinstance(m, TaskCommit)]
-        table = open_table(plan.path)
+        table = open_table(plan.path, options=plan.catalog_options)
         try:
             check_one_writer(tasks, table, plan.one_writer_per)
             commit_write(table, [m for t in tasks for m in t.messages],
@@ -141,7 +143,8 @@ class PaimonWriter(DataSourceArrowWriter):
             raise
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
-        self._discard(open_table(self.plan.path), [m for m in messages if isinstance(m, TaskCommit)])
+        table = open_table(self.plan.path, options=self.plan.catalog_options)
+        self._discard(table, [m for m in messages if isinstance(m, TaskCommit)])
 
     def _discard(self, table: Table, tasks: Sequence[TaskCommit]) -> None:
         """Delete the tasks' files, unless this job's commit may have landed."""
