@@ -59,11 +59,11 @@ class MaintenanceActions:
     def plan_compaction(self, *, full: bool = False,
                         partitions: Sequence[Mapping[str, Any]] | None = None) -> list[CompactTask]:
         """One picklable task per (partition, bucket) of the latest snapshot; `task.files` tells its size."""
-        return _compact.plan_compaction(self.store, full=full, partitions=partitions)
+        return _compact.plan_compaction(self.store.latest(), full=full, partitions=partitions)
 
     def run_compaction_task(self, task: CompactTask) -> CompactOutcome:
         """Compact one bucket (any process): write the new files, return the commit message; commits nothing."""
-        return _compact.run_compact_task(self.store, task)
+        return _compact.run_compact_task(self.store.latest(), task)  # rewritten files take the latest schema
 
     def abort_compaction(self, outcomes: Sequence[CompactOutcome]) -> None:
         """Delete the files of outcomes that will not be committed."""
@@ -72,11 +72,12 @@ class MaintenanceActions:
     def commit_compaction(self, outcomes: Sequence[CompactOutcome]) -> CompactResult:
         """One COMPACT snapshot of all outcomes, then the maintenance after a commit (write-only = false)."""
         try:
-            post_commit = PostCommitMaintenance(self.store, commit_user=str(uuid.uuid4()), write_only=False)
+            store = self.store.latest()
+            post_commit = PostCommitMaintenance(store, commit_user=str(uuid.uuid4()), write_only=False)
         except BaseException:
             self.abort_compaction(outcomes)
             raise
-        result = _compact.commit_compaction(self.store, outcomes)
+        result = _compact.commit_compaction(store, outcomes)
         post_commit.run()
         return result
 
