@@ -162,16 +162,18 @@ def remove_orphan_files(ctx: click.Context, table: str, older_than: dt.timedelta
     """Delete files no snapshot, tag or changelog references (dry run unless --apply)."""
     result = run_maintenance(state_of(ctx), table, "remove_orphan_files", spark=spark, older_than=older_than,
                              dry_run=not apply)
-    n = len(result.orphan_files)
+    n, uploads = len(result.orphan_files), len(result.abandoned_uploads)
     size = human_bytes(result.bytes_freed)
-    if not n:
+    if not n and not uploads:
         text = "no orphan file" + ("" if apply else " (dry run)")
     else:
         dirs = f", removed {len(result.removed_directories)} empty director(ies)" if result.removed_directories else ""
-        text = _dry(apply, f"deleted {len(result.deleted_files)} orphan file(s) ({size}){dirs}",
-                    f"delete {n} orphan file(s) ({size})")
+        aborted = f", aborted {len(result.aborted_uploads)} abandoned multipart upload(s)" if uploads else ""
+        abort = f" and abort {uploads} abandoned multipart upload(s)" if uploads else ""
+        text = _dry(apply, f"deleted {len(result.deleted_files)} orphan file(s) ({size}){dirs}{aborted}",
+                    f"delete {n} orphan file(s) ({size}){abort}")
     report(ctx, as_json, table, "remove_orphan_files", result, text, extra=_engine(spark),
-           files=result.orphan_files, verbose=verbose)
+           files=result.orphan_files + result.abandoned_uploads, verbose=verbose)
 
 
 @click.command("create-tag")

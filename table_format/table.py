@@ -100,6 +100,12 @@ class Table:
         return self.store.paths.root
 
     @property
+    def uri(self) -> str:
+        """Where the table lives as a URI (``s3://bucket/wh/db.db/t`` or a local path), for `open_table` and the
+        Spark data source, with ``store.file_io.catalog_options()``."""
+        return self.store.file_io.uri(self.path)
+
+    @property
     def schema(self) -> Any:
         return self.store.schema
 

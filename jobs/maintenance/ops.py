@@ -133,8 +133,10 @@ def remove_orphan_files_op(context: dg.OpExecutionContext, config: RemoveOrphanF
         result = spark_maintenance.remove_orphan_files(spark, paimon_catalog.table_uri(table.identifier),
                                                        older_than=older_than, dry_run=config.dry_run,
                                                        options=paimon_catalog.options)
-        changed = not config.dry_run and bool(result.deleted_files)
+        changed = not config.dry_run and bool(result.deleted_files or result.aborted_uploads)
         return changed, {"dry_run": config.dry_run, "orphan_files": len(result.orphan_files),
-                         "deleted_files": len(result.deleted_files), "bytes_freed": result.bytes_freed}
+                         "deleted_files": len(result.deleted_files), "bytes_freed": result.bytes_freed,
+                         "abandoned_uploads": len(result.abandoned_uploads),
+                         "aborted_uploads": len(result.aborted_uploads)}
 
     _run_each(context, "remove_orphan_files", tables, pyspark.spark_session, remove)

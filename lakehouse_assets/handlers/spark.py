@@ -1,7 +1,9 @@
 """PySpark DataFrame <-> Paimon through jobs.spark: read with ``format("paimon")``, write with `jobs.spark.write`.
 
 Data never goes through the driver: reads are planned splits read on executors (filters and columns pushed
-down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver.
+down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver. Tables are
+addressed by URI with the store's catalog options (``s3.*`` of s3:// warehouses), so executors reach the store
+with the IO manager's settings, whatever their own environment holds.
 """
 
 from collections.abc import Mapping, Sequence
@@ -32,14 +34,15 @@ class SparkHandler(PaimonTypeHandler):
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
         if schema_mode == "merge":
             _add_new_columns(catalog, table, self.schema(data))
-        return write(data, table.path, mode=mode, overwrite_partitions=overwrite_partitions)
+        return write(data, table.uri, mode=mode, overwrite_partitions=overwrite_partitions,
+                     options=table.store.file_io.catalog_options())
 
     def read(self, table: Table, target_type: Any, *, filter: Any, columns: Sequence[str] | None,
              snapshot_id: int | None) -> DataFrame:
-        reader = _reader(columns)
+        reader = _reader(table, columns)
         if snapshot_id is not None:
             reader = reader.option("snapshot-id", str(snapshot_id))
-        frame = reader.load(table.path)
+        frame = reader.load(table.uri)
         return frame.filter(_column_filter(filter)) if filter else frame
 
     def read_changes(self, table: Table, target_type: Any, *, steps: Sequence[ChangeStep],
@@ -47,8 +50,8 @@ class SparkHandler(PaimonTypeHandler):
         pieces: list[DataFrame] = []
         for step in steps:
             if step.kind == "changes":
-                pieces.append(_reader(columns).option("incremental-between", f"{step.start},{step.end}")
-                              .load(table.path))
+                pieces.append(_reader(table, columns).option("incremental-between", f"{step.start},{step.end}")
+                              .load(table.uri))
                 continue
             if step.kind == "replace":
                 pieces.append(self._at(table, step, step.start, columns).withColumn(ROW_KIND, F.lit("-D")))
@@ -59,8 +62,8 @@ class SparkHandler(PaimonTypeHandler):
         return self.read(table, DataFrame, filter=step.partition_filter(), columns=columns, snapshot_id=snapshot_id)
 
 
-def _reader(columns: Sequence[str] | None) -> Any:
-    reader = spark_session().read.format("paimon")
+def _reader(table: Table, columns: Sequence[str] | None) -> Any:
+    reader = spark_session().read.format("paimon").options(**table.store.file_io.catalog_options())
     return reader.option("columns", ",".join(columns)) if columns else reader
 
 

@@ -39,6 +39,15 @@ class FileStatus:
         return self.path.rstrip("/").rsplit("/", 1)[-1]
 
 
+@dataclass(frozen=True, slots=True)
+class PendingUpload:
+    """A multipart upload started and neither completed nor aborted (object stores): the path it would create."""
+
+    path: str
+    upload_id: str
+    initiated_ns: int  # when the upload was started (epoch nanoseconds)
+
+
 class FileIO:
     """Byte-level file access for one filesystem; picklable (executors rebuild it from the URI)."""
 
@@ -78,6 +87,10 @@ class FileIO:
     def uri(self, path: str) -> str:
         """The URI of a path of this FileIO (what open_table accepts)."""
         return path if self.local else f"{self.fs.type_name}://{path}"
+
+    def catalog_options(self) -> dict[str, str]:
+        """The catalog options that reopen this store in another process (`open_table(uri, options=...)`)."""
+        return {}
 
     # ---- reads ---------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -224,6 +237,14 @@ class FileIO:
             return False
         self.fs.delete_dir(path)
         return True
+
+    def pending_uploads(self, path: str) -> list[PendingUpload]:
+        """Multipart uploads in progress below directory `path`: none outside object stores."""
+        return []
+
+    def abort_uploads(self, uploads: Sequence[PendingUpload]) -> list[PendingUpload]:
+        """Abort multipart uploads; returns those gone afterwards."""
+        return list(uploads)
 
     @staticmethod
     def _temp_path(path: str) -> str:

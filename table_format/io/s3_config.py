@@ -78,6 +78,18 @@ class S3Config:
             metadata_cache_bytes=_int(opts, CACHE_BYTES, 64 << 20, minimum=0),
         )
 
+    def as_options(self) -> dict[str, str]:
+        """These settings as catalog options (every resolved key, secrets included: for the processes that must
+        reopen the store, e.g. Spark executors, never for logs); `resolve` of them gives these settings back."""
+        values = {
+            ENDPOINT: self.endpoint_url, REGION: self.region, ACCESS_KEY: self.access_key_id,
+            SECRET_KEY: self.secret_access_key, SESSION_TOKEN: self.session_token,
+            PATH_STYLE: str(self.path_style).lower(), CONDITIONAL_PUT: str(self.conditional_put).lower(),
+            MAX_CONNECTIONS: str(self.max_connections), RETRIES: str(self.max_attempts),
+            CACHE_BYTES: str(self.metadata_cache_bytes),
+        }
+        return {key: value for key, value in values.items() if value is not None}
+
 
 def _normalise(options: Mapping[str, object]) -> dict[str, str]:
     out: dict[str, str] = {}

@@ -12,6 +12,7 @@ Paths are `bucket/key` (what `FileIO.path_of("s3://bucket/key")` returns). What 
 | `file_exists` / `exists` | `HEAD` (`exists` also lists the prefix when no object has that name: a "directory") |
 | `delete_many` | `DeleteObjects`, 1000 keys per request |
 | `mkdirs` | a zero-byte `<dir>/` marker, so that an empty database or table directory is listed |
+| `pending_uploads` / `abort_uploads` | `ListMultipartUploads`, paginated / one `AbortMultipartUpload` per upload |
 
 Stores without conditional PUT (catalog option `s3.conditional-put` = false) need a CommitLock: without one a
 commit is refused (CommitFailedError) rather than published by check-then-write, which can lose a commit.
@@ -30,12 +31,13 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from table_format.errors import CommitFailedError, TableFormatError
-from table_format.io.file_io import FileIO, FileStatus, lock_key
+from table_format.io.file_io import FileIO, FileStatus, PendingUpload, lock_key
 from table_format.io.lock import CommitLock
 from table_format.io.requests import RequestCounter
 from table_format.io.s3_config import CONDITIONAL_PUT, S3Config
 from table_format.io.s3_errors import error_codes, os_error, s3_errors
 from table_format.io.s3_streams import S3InputFile, S3OutputStream
+from table_format.io.s3_uploads import abort_uploads, list_uploads
 
 try:
     import botocore.session
@@ -120,6 +122,9 @@ class S3FileIO(FileIO):
 
     def uri(self, path: str) -> str:
         return f"s3://{path}"
+
+    def catalog_options(self) -> dict[str, str]:
+        return self.config.as_options()
 
     def parallel_map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """Concurrent calls (each waits on the network most of the time), results in order."""
@@ -328,6 +333,14 @@ class S3FileIO(FileIO):
         if keys:
             self.delete_quietly(f"{bucket}/{prefix}")
         return True
+
+    def pending_uploads(self, path: str) -> list[PendingUpload]:
+        """Multipart uploads in progress below directory `path` (left by crashed writers, or still running)."""
+        bucket, key = split(path)
+        return list_uploads(self.client, bucket, dir_prefix(key))
+
+    def abort_uploads(self, uploads: Sequence[PendingUpload]) -> list[PendingUpload]:
+        return abort_uploads(self.client, uploads)
 
     # ---- cache of immutable metadata -----------------------------------------------------------
     @staticmethod

@@ -12,7 +12,10 @@ Mirrors org.apache.paimon.operation.OrphanFilesClean (0.9) / LocalOrphanFilesCle
 * used: the names referenced by every snapshot, tag and long-lived changelog of every branch: manifest lists,
   manifests, every data file named in them (ADD or DELETE) with its extra files, the index manifest and its index
   files, the statistics file. A candidate whose name is used anywhere is kept;
-* afterwards, empty bucket and partition directories are removed (as Paimon >= 1.0 does).
+* afterwards, empty bucket and partition directories are removed (as Paimon >= 1.0 does);
+* object stores: multipart uploads in progress under the table's prefix, started before the cut-off, are aborted
+  (a writer that crashed mid-upload leaves one: no object, invisible to listings, yet its parts are stored and
+  billed until aborted). An extension: Paimon leaves them to the bucket's lifecycle rules.
 
 Schema, snapshot, tag and hint files are never candidates. A dry run reports the same files and deletes nothing.
 """
@@ -26,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from table_format.errors import CorruptMetadataError, OptionError
-from table_format.io.file_io import FileStatus
+from table_format.io.file_io import FileStatus, PendingUpload
 from table_format.io.paths import EARLIEST, LATEST, SCHEMA_PREFIX, SNAPSHOT_PREFIX, TAG_PREFIX
 from table_format.maintenance.deletion import DELETE_CHUNK
 from table_format.maintenance.progress import ProgressCallback, ProgressTracker
@@ -202,6 +205,7 @@ class OrphanCleanPlan:
     candidate_dirs: tuple[str, ...]  # manifest/, index/, statistics/ and every bucket directory
     bucket_dirs: tuple[str, ...]
     empty_partitions: tuple[str, ...]  # partition directories without any bucket directory
+    abandoned_uploads: tuple[PendingUpload, ...] = ()  # multipart uploads in progress, started before the cut-off
 
     def old_enough(self, st: FileStatus) -> bool:
         return st.mtime_ns is not None and st.mtime_ns // 1_000_000 < self.cutoff_millis
@@ -235,8 +239,10 @@ def plan_orphan_clean(
     bucket_dirs, empty_partitions = _data_dirs(store)
     candidate_dirs = [store.paths.manifest_dir, store.paths.index_dir, f"{store.paths.root}/{STATISTICS_DIR}"]
     candidate_dirs += bucket_dirs
+    uploads = [u for u in fio.pending_uploads(store.paths.root) if u.initiated_ns // 1_000_000 < cutoff]
     return replace(plan, metadata_orphans=tuple(orphans), candidate_dirs=tuple(candidate_dirs),
-                   bucket_dirs=tuple(bucket_dirs), empty_partitions=tuple(empty_partitions))
+                   bucket_dirs=tuple(bucket_dirs), empty_partitions=tuple(empty_partitions),
+                   abandoned_uploads=tuple(uploads))
 
 
 def list_candidates(store: FileStore, plan: OrphanCleanPlan, directory: str) -> list[FileStatus]:
@@ -269,9 +275,11 @@ def delete_files(store: FileStore, files: Iterable[FileStatus], *, dry_run: bool
 
 def finish_orphan_clean(store: FileStore, plan: OrphanCleanPlan, orphans: Sequence[FileStatus],
                         deleted: Sequence[FileStatus], *, dry_run: bool) -> OrphanCleanResult:
-    """Remove the data directories emptied (or empty and old), and the result."""
+    """Abort the abandoned multipart uploads, remove the data directories emptied (or empty and old); the result."""
     removed_dirs: list[str] = []
+    aborted = list(plan.abandoned_uploads)  # a dry run reports them
     if not dry_run:
+        aborted = store.file_io.abort_uploads(plan.abandoned_uploads)
         removed_dirs = _remove_empty_data_dirs(store, [st.path for st in deleted], list(plan.bucket_dirs),
                                                list(plan.empty_partitions), plan.old_enough)
     return OrphanCleanResult(
@@ -280,6 +288,8 @@ def finish_orphan_clean(store: FileStore, plan: OrphanCleanPlan, orphans: Sequen
         bytes_freed=sum(st.size for st in deleted),
         dry_run=dry_run,
         removed_directories=tuple(removed_dirs),
+        abandoned_uploads=tuple(u.path for u in plan.abandoned_uploads),
+        aborted_uploads=tuple(u.path for u in aborted),
     )
 
 

@@ -29,6 +29,8 @@ class OrphanCleanResult:
     bytes_freed: int
     dry_run: bool
     removed_directories: tuple[str, ...] = ()  # empty bucket/partition directories removed
+    abandoned_uploads: tuple[str, ...] = ()  # paths of multipart uploads in progress started before the cut-off
+    aborted_uploads: tuple[str, ...] = ()  # those aborted (a dry run: all of them, nothing aborted)
 
 
 @dataclass(frozen=True, slots=True)
