@@ -68,7 +68,7 @@ def table_metadata(table: Table, *, partition_filter: Any = None, snapshot_id: i
     summary = snapshot_summary(table, snapshot_id)
     metadata: dict[str, Any] = {
         "dagster/table_name": table.identifier,
-        "dagster/uri": table.path,
+        "dagster/uri": table.uri,
         "dagster/storage_kind": STORAGE_KIND,
         "dagster/column_schema": column_schema(table),
         "dagster/row_count": dg.MetadataValue.int(row_count(table, summary)),
