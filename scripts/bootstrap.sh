@@ -163,6 +163,38 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- 3c. Java Paimon 0.9 oracle with S3 support
+# .cache/paimon-oracle-s3/: the 0.9 oracle + tests/interop/paimon_s3/oracle-s3.patch, with paimon-s3-0.9.0.jar from
+# Maven Central (cached in ~/.cache/lakehouse/paimon-oracle-s3-lib) beside the 0.9 oracle's jars; reads and writes
+# s3:// warehouses directly (tests/s3/test_s3_java_direct.py). Env: PAIMON_ORACLE_S3_HOME uses an already-built one.
+ORACLE_S3_MARK="$CACHE/paimon-oracle-s3.unavailable"
+PS3="$REPO/tests/interop/paimon_s3"
+O09="${PAIMON_ORACLE_HOME:-$CACHE/paimon-oracle}"
+if [ -n "${PAIMON_ORACLE_S3_HOME:-}" ]; then
+  say "oracle s3: using PAIMON_ORACLE_S3_HOME=$PAIMON_ORACLE_S3_HOME (not built here)"
+elif [ "$java_ok" != 1 ] || [ ! -f "$O09/build/paimon-oracle.jar" ]; then
+  cp "$ORACLE_MARK" "$ORACLE_S3_MARK" 2>/dev/null || echo "no Java or no 0.9 oracle" > "$ORACLE_S3_MARK"
+else
+  OS3="$CACHE/paimon-oracle-s3"
+  os3_want="$(hash_of "$PS3/build.sh" "$PS3/oracle-s3.patch" "$PS3/SHA256SUMS" "$O09/build/paimon-oracle.jar" \
+              "$O09/tools/oracle_client.py" "$O09/bin/paimon-oracle" 2>/dev/null || echo none)"
+  if [ -f "$OS3/build/paimon-oracle.jar" ] && [ "$(cat "$OS3/.bootstrap-stamp" 2>/dev/null || true)" = "$os3_want" ]; then
+    say "oracle s3: $OS3 up to date"
+  else
+    say "oracle s3: building $OS3 (paimon-s3 0.9.0 from Maven Central, cached; ~30 s)"
+    t=$SECONDS
+    if bash "$PS3/build.sh" "$O09" "$OS3" > "$CACHE/paimon-oracle-s3-setup.log" 2>&1; then
+      echo "$os3_want" > "$OS3/.bootstrap-stamp"
+      rm -f "$ORACLE_S3_MARK"
+      say "oracle s3: built in $((SECONDS - t)) s"
+    else
+      tail -30 "$CACHE/paimon-oracle-s3-setup.log" >&2 || true
+      rm -f "$ORACLE_S3_MARK"
+      warn "oracle s3 build failed (log: $CACHE/paimon-oracle-s3-setup.log)"
+    fi
+  fi
+fi
+
 # ---------------------------------------------------------------- 4. pypaimon 2.1.0 peer
 PP_MARK="$CACHE/venv-pypaimon.unavailable"
 PP_REQS=("pypaimon==2.1.0" "pyarrow<20" "fsspec<2026" "pandas<3")

@@ -15,6 +15,7 @@ Tests using either fixture get the ``interop`` marker automatically (``-m "not i
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -35,7 +36,7 @@ CACHE = REPO / ".cache"
 ORACLE_HOME = Path(os.environ.get("PAIMON_ORACLE_HOME") or CACHE / "paimon-oracle")
 PYPAIMON_PYTHON = Path(os.environ.get("PYPAIMON_PYTHON") or CACHE / "venv-pypaimon" / "bin" / "python")
 PYPAIMON_DRIVER = Path(__file__).resolve().parent / "interop" / "pypaimon_driver.py"
-INTEROP_FIXTURES = ("oracle", "oracle09", "oracle2", "oracle_each", "pypaimon")
+INTEROP_FIXTURES = ("oracle", "oracle09", "oracle2", "oracle_each", "oracle_s3", "pypaimon")
 HOW_TO_BUILD = "run `bash scripts/bootstrap.sh` (or `bash scripts/test.sh`, which runs it)"
 
 
@@ -99,9 +100,11 @@ def oracle09(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def _session_oracle(
-    oracle_home: Path, version: str, marker: Path, tmp_path_factory: pytest.TempPathFactory, peer: str
+    oracle_home: Path, version: str, marker: Path, tmp_path_factory: pytest.TempPathFactory, peer: str,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Any]:
-    """One long-lived oracle JVM from ``oracle_home`` (a built paimon-oracle folder); ``version`` becomes ``.paimon_version``."""
+    """One long-lived oracle JVM from ``oracle_home`` (a built paimon-oracle folder); ``version`` becomes
+    ``.paimon_version``; ``env``: variables the JVM gets on top of this process's."""
     jar = oracle_home / "build" / "paimon-oracle.jar"
     client = oracle_home / "tools" / "oracle_client.py"
     if not _java_available():
@@ -134,7 +137,8 @@ def _session_oracle(
                     exc.add_note("paimon-oracle stderr:\n" + tail)
                 raise
 
-    instance = SessionOracle(binary=str(oracle_home / "bin" / "paimon-oracle"), stderr=stderr_file)
+    with _environment(env or {}):  # the client starts the JVM with this process's environment
+        instance = SessionOracle(binary=str(oracle_home / "bin" / "paimon-oracle"), stderr=stderr_file)
     try:
         yield instance
     finally:
@@ -157,6 +161,39 @@ def oracle2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from tests/interop/paimon2/ into ``$PAIMON_ORACLE2_HOME``, default ``.cache/paimon-oracle-2.0``)."""
     yield from _session_oracle(
         ORACLE2_HOME, "2.0", CACHE / "paimon-oracle-2.0.unavailable", tmp_path_factory, "Java Paimon 2.0 oracle"
+    )
+
+
+@contextlib.contextmanager
+def _environment(variables: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+# ------------------------------------------------------------------------------ oracle_s3 (Paimon 0.9 + paimon-s3)
+
+ORACLE_S3_HOME = Path(os.environ.get("PAIMON_ORACLE_S3_HOME") or CACHE / "paimon-oracle-s3")
+
+
+@pytest.fixture(scope="session")
+def oracle_s3(tmp_path_factory: pytest.TempPathFactory, s3_server: Any) -> Iterator[Any]:
+    """Real Apache Paimon 0.9 (Java) with its S3 FileIO (paimon-s3 0.9.0 from Maven Central), reading and writing
+    ``s3://`` warehouses on the session's SeaweedFS directly (built by scripts/bootstrap.sh from
+    tests/interop/paimon_s3/ into ``$PAIMON_ORACLE_S3_HOME``, default ``.cache/paimon-oracle-s3``). Every command
+    gets the server's endpoint and key as catalog options (``PAIMON_ORACLE_CATALOG_OPTIONS``)."""
+    options = {"s3.endpoint": s3_server.endpoint, "s3.access-key": s3_server.access_key,
+               "s3.secret-key": s3_server.secret_key, "s3.path.style.access": "true"}
+    yield from _session_oracle(
+        ORACLE_S3_HOME, "0.9", CACHE / "paimon-oracle-s3.unavailable", tmp_path_factory, "Java Paimon S3 oracle",
+        env={"PAIMON_ORACLE_CATALOG_OPTIONS": json.dumps(options)},
     )
 
 
