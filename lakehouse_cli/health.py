@@ -9,7 +9,8 @@ could not run; its message says why):
 * small files: files below 0.7 x ``target-file-size`` (what compaction treats as small); ``warn`` when a bucket
   holds ``compaction.min.file-num`` (default 5) or more;
 * snapshots against retention: what an expiration with the table's options would do now (a dry run);
-* orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit).
+* orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit), and the
+  abandoned multipart uploads it would abort (object stores).
 """
 
 from __future__ import annotations
@@ -101,9 +102,9 @@ def _orphans(table: Table, older_than: dt.timedelta | dt.datetime) -> dict[str, 
     orphans = table.maintenance.remove_orphan_files(older_than=older_than, dry_run=True)
     age = older_than.total_seconds() if isinstance(older_than, dt.timedelta) else None
     return {
-        "status": "warn" if orphans.orphan_files else "ok",
+        "status": "warn" if orphans.orphan_files or orphans.abandoned_uploads else "ok",
         "older_than_seconds": age, "count": len(orphans.orphan_files), "bytes": orphans.bytes_freed,
-        "files": list(orphans.orphan_files),
+        "files": list(orphans.orphan_files), "abandoned_uploads": list(orphans.abandoned_uploads),
     }
 
 

@@ -255,4 +255,5 @@ def _health_details(key: str, check: dict[str, Any]) -> str:
         return (f"{check['count']} snapshot(s) {check['earliest']}..{check['latest']}; retain min "
                 f"{check['retain_min']}, time {dt.timedelta(seconds=check['time_retained_seconds'])}; "
                 + (f"expiration would remove {len(expirable)} now" if expirable else "nothing to expire now"))
-    return f"{check['count']} file(s), {human_bytes(check['bytes'])} unreferenced"
+    uploads = f"; {len(check['abandoned_uploads'])} abandoned multipart upload(s)" if check["abandoned_uploads"] else ""
+    return f"{check['count']} file(s), {human_bytes(check['bytes'])} unreferenced{uploads}"

@@ -117,7 +117,8 @@ def test_health_of_healthy_tables(run: Run) -> None:
     assert runs["max_sorted_runs"] == 2 and runs["status"] == "ok"  # 2024-05-15 got two level-0 files
     assert report["small_files"]["small_files"] == report["small_files"]["files"] > 0
     assert report["snapshots"]["count"] == 4 and report["snapshots"]["expirable_now"] == []  # all < 1 h old
-    assert report["orphans"] == {"status": "ok", "older_than_seconds": 86400.0, "count": 0, "bytes": 0, "files": []}
+    assert report["orphans"] == {"status": "ok", "older_than_seconds": 86400.0, "count": 0, "bytes": 0, "files": [],
+                                 "abandoned_uploads": []}
     assert report["status"] == "ok"
     assert run.json("health", "shop.events")["sorted_runs"]["applies"] is False
 

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from table_format import FileSystemCatalog, OptionError, open_table, write_table
+from table_format.io.s3_config import S3Config
 from table_format.io.s3_file_io import TAIL_BYTES, S3FileIO
 from table_format.io.s3_streams import S3InputFile, S3OutputStream
 
@@ -48,6 +49,11 @@ def test_catalog_options_instead_of_environment(s3_server: Any, s3_warehouse: st
     write_table(table, pa.table({"id": [7], "v": ["x"]}, schema=SCHEMA))
     reopened = open_table(f"{s3_warehouse}/db.db/t", options=s3_server.options())
     assert reopened.scan().to_arrow().to_pylist() == [{"id": 7, "v": "x"}]
+    # the table's settings as options reopen it elsewhere (the IO manager's Spark handler hands them to executors)
+    carried = reopened.store.file_io.catalog_options()
+    assert S3Config.resolve(carried, env={}) == reopened.store.file_io.config
+    assert reopened.uri == f"{s3_warehouse}/db.db/t"
+    assert open_table(reopened.uri, options=carried).scan().to_arrow().num_rows == 1
     wrong = {**s3_server.options(), "s3.secret-key": "wrong"}
     with pytest.raises(OSError, match="SignatureDoesNotMatch|AccessDenied|InvalidAccessKeyId"):
         FileSystemCatalog(s3_warehouse, options=wrong).list_databases()

@@ -65,21 +65,23 @@ def test_remove_orphan_files_aborts_abandoned_uploads(s3_warehouse: str, s3_serv
     elsewhere = [f"{other.path}/bucket-0/data-crashed.parquet", f"{table.path}-suffix/bucket-0/data-x.parquet"]
     for path in (crashed, *elsewhere):
         _abandon(client, path)
-    time.sleep(AGE.total_seconds() + 1.1)
+    time.sleep(1.1)  # the store's upload times may have a resolution of one second
+    cutoff = dt.datetime.now(dt.timezone.utc)  # an instant: the machine's speed cannot move a file across it
+    time.sleep(1.1)
     fresh = f"{table.path}/bucket-0/data-being-written.parquet"
-    _abandon(client, fresh)  # a writer still uploading: younger than older_than
+    _abandon(client, fresh)  # a writer still uploading: started after the cut-off
     rows = table.scan().to_arrow()
 
-    dry = table.maintenance.remove_orphan_files(older_than=AGE, dry_run=True)
+    dry = table.maintenance.remove_orphan_files(older_than=cutoff, dry_run=True)
     assert dry.abandoned_uploads == (crashed,) and dry.aborted_uploads == (crashed,) and dry.orphan_files == ()
     assert crashed in _in_progress(client, bucket, table.path.split("/", 1)[1])  # a dry run aborts nothing
 
-    done = table.maintenance.remove_orphan_files(older_than=AGE, dry_run=False)
+    done = table.maintenance.remove_orphan_files(older_than=cutoff, dry_run=False)
     assert done.abandoned_uploads == (crashed,) and done.aborted_uploads == (crashed,)
     prefix = s3_warehouse.removeprefix(f"s3://{bucket}/")
     assert _in_progress(client, bucket, prefix) == {fresh, *elsewhere}
     assert table.scan().to_arrow().equals(rows)
-    again = table.maintenance.remove_orphan_files(older_than=AGE, dry_run=False)
+    again = table.maintenance.remove_orphan_files(older_than=cutoff, dry_run=False)
     assert again.abandoned_uploads == ()
 
 
@@ -103,6 +105,10 @@ def test_spark_job_and_cli_abort_abandoned_uploads(s3_warehouse: str, s3_server:
     dry = CliRunner().invoke(cli, [*args, "--json"], catch_exceptions=False)
     assert dry.exit_code == 0 and json.loads(dry.stdout)["abandoned_uploads"] == [second]
     assert _in_progress(client, bucket, key) == {second}
+    health = CliRunner().invoke(cli, ["--warehouse", s3_warehouse, "health", "db.t", "--orphan-older-than", "1s",
+                                      "--json"], catch_exceptions=False)
+    orphans = json.loads(health.stdout)["orphans"]
+    assert orphans["status"] == "warn" and orphans["abandoned_uploads"] == [second] and orphans["count"] == 0
     text = CliRunner().invoke(cli, [*args, "--apply"], catch_exceptions=False)
     assert text.exit_code == 0 and "aborted 1 abandoned multipart upload(s)" in text.stdout
     assert _in_progress(client, bucket, key) == set()
