@@ -158,7 +158,8 @@ def remove_orphan_files(spark: SparkSession, table_path: str, *,
                         dry_run: bool = True, options: Mapping[str, str] | None = None) -> OrphanCleanResult:
     """Delete files older than `older_than` that nothing references, as ``table.maintenance.remove_orphan_files``:
     the executors list the bucket and metadata directories and delete the orphans; the driver reads which files
-    the snapshots, tags and changelogs reference (after the listing) and compares."""
+    the snapshots, tags and changelogs reference (after the listing) and compares, and aborts the multipart uploads
+    crashed writers left under the table (object stores)."""
     table = open_table(table_path, options=options)
     actions = table.maintenance
     plan = actions.plan_orphan_clean(older_than=older_than)

@@ -204,7 +204,8 @@ class MaintenanceActions:
         self, *, older_than: _dt.timedelta | _dt.datetime = _dt.timedelta(days=1), dry_run: bool = True,
         progress: ProgressCallback | None = None,
     ) -> OrphanCleanResult:
-        """Delete files older than ``older_than`` that no snapshot, tag or changelog references.
+        """Delete files older than ``older_than`` that no snapshot, tag or changelog references, and abort the
+        multipart uploads in progress under the table started before it (object stores: crashed writers').
 
         ``progress`` hears of each orphan file deleted (at once for a dry run), with the files' sizes.
         """
