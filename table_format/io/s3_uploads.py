@@ -7,6 +7,7 @@ until it is completed or aborted. `list_uploads` finds them under a prefix (``Li
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,15 +19,27 @@ try:
 except ImportError:  # pragma: no cover - the s3 extra is not installed (S3FileIO says so)
     ClientError = None
 
+log = logging.getLogger(__name__)
+# ListMultipartUploads refused: not implemented by the store, or not allowed (s3:ListBucketMultipartUploads)
+UNLISTABLE = {"501", "NotImplemented", "403", "AccessDenied"}
+
 
 def list_uploads(client: Any, bucket: str, prefix: str) -> list[PendingUpload]:
-    """The uploads in progress whose key starts with `prefix`."""
+    """The uploads in progress whose key starts with `prefix`; none, with a warning logged, when the store does not
+    implement the listing or the credentials may not list uploads (orphan removal goes on without them)."""
     out: list[PendingUpload] = []
     with s3_errors(f"{bucket}/{prefix}"):
-        for page in client.get_paginator("list_multipart_uploads").paginate(Bucket=bucket, Prefix=prefix):
-            out += [PendingUpload(f"{bucket}/{u['Key']}", u["UploadId"],
-                                  int(u["Initiated"].timestamp() * 1_000_000) * 1000)
-                    for u in page.get("Uploads", ())]
+        try:
+            for page in client.get_paginator("list_multipart_uploads").paginate(Bucket=bucket, Prefix=prefix):
+                out += [PendingUpload(f"{bucket}/{u['Key']}", u["UploadId"],
+                                      int(u["Initiated"].timestamp() * 1_000_000) * 1000)
+                        for u in page.get("Uploads", ())]
+        except ClientError as e:
+            if not error_codes(e) & UNLISTABLE:
+                raise
+            log.warning("s3://%s/%s: multipart uploads not listed (%s); abandoned uploads are not aborted, leave "
+                        "them to the bucket's lifecycle rules", bucket, prefix, e.response.get("Error", {}).get("Code"))
+            return []
     return out
 
 
