@@ -1,8 +1,10 @@
-"""Table.changes(a, b) against real Java Paimon 0.9: `t$audit_log` read with `incremental-between=a,b`.
+"""Table.changes(a, b) against real Java Paimon 0.9 and 2.0: `t$audit_log` read with `incremental-between=a,b`.
 
 For every changelog producer and merge engine (and an append table) one history of writes, updates, deletes,
 full compactions and a partition overwrite is written by us and by Java; for EVERY pair of snapshots a < b our
-changes equal Java's audit log (rows with their row kinds, as multisets; when Java refuses a range, so do we).
+changes equal Java 0.9's audit log (rows with their row kinds, as multisets; when Java refuses a range, so do we).
+Java 2.0 reads the range unmerged (apache/paimon#5361): `Table.changes(a, b, merged=False)` equals it on every range
+of up to two snapshots and on the whole history.
 
 Without Java: the merge order of the incremental read (rounds of a key, ties of equal sequence numbers) equals
 a line-by-line Python port of Paimon 0.9's LoserTree / SortMergeReaderWithLoserTree on random sorted runs, and
