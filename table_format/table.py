@@ -189,9 +189,12 @@ class Table:
         return tag_from_json(data, source=path).snapshot
 
     def changes(self, start_snapshot_id: int, end_snapshot_id: int | None = None, *,
-                columns: Sequence[str] | None = None) -> pa.Table:
-        """Rows changed after `start_snapshot_id` up to `end_snapshot_id` (default latest), with `_row_kind`."""
-        return read_changes(self.store, start_snapshot_id, end_snapshot_id, columns=columns)
+                columns: Sequence[str] | None = None, merged: bool = True) -> pa.Table:
+        """Rows changed after `start_snapshot_id` up to `end_snapshot_id` (default latest), with `_row_kind`.
+
+        `merged=True`: the records of a key in the range merged, as Paimon 0.9's audit log reads them;
+        `merged=False`: every record written in the range, as Paimon >= 1.1 reads them (docs/paimon-versions.md)."""
+        return read_changes(self.store, start_snapshot_id, end_snapshot_id, columns=columns, merged=merged)
 
     # ---- writing -------------------------------------------------------------------------
     def new_write(self, *, overwrite: bool = False, schema_mode: str = "strict") -> TableWrite:

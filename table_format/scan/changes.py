@@ -21,6 +21,10 @@ Mirrors `t$audit_log` read with `incremental-between=start,end`:
   deletion vectors, force-lookup; not first-row) merge through LookupMergeFunction: of the records of level > 0
   of a round only the last one counts.
 * Append tables (AppendOnlyFileStoreTable): every file read as it is, all rows +I.
+
+``merged=False`` reads the range as Paimon >= 1.1 does (apache/paimon#5361: IncrementalDeltaStartingScanner builds
+streaming splits, read without merging): the same snapshots' files of every level (no level-0 skip), every record
+of every file with its row kind, no deletion vectors applied.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ _ROUND = "__round"  # merge key of one round of one key: (key, occurrence in its
 T = TypeVar("T")
 
 
-def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None) -> pa.Table:
+def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None,
+                 merged: bool = True) -> pa.Table:
     latest = store.snapshots.latest_id()
     earliest = store.snapshots.earliest_id()
     end = latest if end is None else end
@@ -65,17 +70,22 @@ def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequ
         )
     reader = SplitReader(store, columns=columns)
     out: list[pa.Table] = []
-    for (partition, bucket, dv_key), entries in sorted(_grouped_files(store, start, end).items(),
-                                                       key=lambda kv: kv[0][:2]):
+    grouped = _grouped_files(store, start, end, all_levels=not merged)
+    for (partition, bucket, dv_key), entries in sorted(grouped.items(), key=lambda kv: kv[0][:2]):
         files = [e.file for e in entries]
+        if store.has_primary_key and not merged:
+            for f in files:
+                raw = read_data_file(store, partition, bucket, f, reader.merge_columns, system=(VALUE_KIND,))
+                out.append(_with_kinds(reader.project(raw), row_kind_strings(raw.column(VALUE_KIND))))
+            continue
         if not store.has_primary_key:
             for f in files:
                 data = read_data_file(store, partition, bucket, f, reader.columns)
                 out.append(_with_kinds(reader.project(data), pa.array(["+I"] * data.num_rows, pa.string())))
             continue
         for split in _split_for_batch(store, files):
-            merged = _merge_read(store, reader, partition, bucket, split, _split_deletion_files(store, split, dv_key))
-            out.append(_with_kinds(reader.project(merged), row_kind_strings(merged.column(VALUE_KIND))))
+            rows = _merge_read(store, reader, partition, bucket, split, _split_deletion_files(store, split, dv_key))
+            out.append(_with_kinds(reader.project(rows), row_kind_strings(rows.column(VALUE_KIND))))
     schema = reader.output_schema.append(pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
     if not out:
         return schema.empty_table()
@@ -90,11 +100,12 @@ def _with_kinds(data: pa.Table, kinds: pa.Array) -> pa.Table:
 
 
 # ---- scan: IncrementalStartingScanner ------------------------------------------------------------------------------
-def _grouped_files(store: FileStore, start: int, end: int) -> dict[tuple[bytes, int, Any], list[ManifestEntry]]:
+def _grouped_files(store: FileStore, start: int, end: int, *,
+                   all_levels: bool = False) -> dict[tuple[bytes, int, Any], list[ManifestEntry]]:
     opts = store.options
     mode = opts.raw.get("incremental-between-scan-mode", "auto").strip().lower()
     changelog = mode == "changelog" or (mode == "auto" and opts.changelog_producer != ChangelogProducer.NONE)
-    skip_level0 = store.has_primary_key and (
+    skip_level0 = not all_levels and store.has_primary_key and (
         opts.deletion_vectors_enabled or opts.merge_engine == MergeEngine.FIRST_ROW
     )
     grouped: dict[tuple[bytes, int, Any], list[ManifestEntry]] = defaultdict(list)

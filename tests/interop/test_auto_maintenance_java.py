@@ -35,6 +35,12 @@ ARROW = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
 Batch = list[tuple[int, str]]  # (id, dt) rows of one batch commit
 
 
+@pytest.fixture
+def oracle(oracle_each: Any) -> Any:
+    """Every test of this module runs against Java Paimon 0.9 and 2.0."""
+    return oracle_each
+
+
 def batch(ids: range | list[int], dt_: str = "2999-01-01") -> Batch:
     return [(i, dt_) for i in ids]
 
@@ -340,9 +346,15 @@ def test_auto_tags_continue_and_are_pruned(oracle: Any, warehouse: str) -> None:
     java_write(oracle, warehouse, "java", batch([3]), options=base, dynamic=extra)
     our_write(_with_options(ours, extra), batch([3]))
     java, mine = shape(warehouse, "java"), shape(warehouse, "ours")
-    assert java == mine
     today = _local(snapshots_on_disk(warehouse, "ours")[4].time_millis).date()
-    assert mine["tags"] == {"2020-01-02": 2, "manual": 3, (today - dt.timedelta(days=1)).isoformat(): 4}
+    auto = (today - dt.timedelta(days=1)).isoformat()
+    if oracle.paimon_version != "0.9":
+        # Paimon 2.0 creates auto tags before it expires snapshots (TableCommitImpl.maintain), so the new tag takes
+        # snapshot 3, still there; 0.9 (and we) expire first, so it takes snapshot 4
+        assert java["tags"][auto] == 3
+        java["tags"][auto] = 4
+    assert java == mine
+    assert mine["tags"] == {"2020-01-02": 2, "manual": 3, auto: 4}
     assert list(mine["snapshots"]) == [4]
     for name in ("java", "ours"):
         assert_read_alike(oracle, warehouse, name)
@@ -380,3 +392,22 @@ def test_batch_and_watermark_modes(oracle: Any, warehouse: str) -> None:
         day = _local(ours.latest_snapshot().time_millis).date().isoformat()  # type: ignore[union-attr]
         assert shape(warehouse, f"ours_{mode}")["tags"] == ({f"batch-write-{day}": 1} if mode == "batch" else {})
         assert_read_alike(oracle, warehouse, f"ours_{mode}")
+
+
+def test_mixed_history_each_side_expires_the_others_snapshots(oracle: Any, warehouse: str) -> None:
+    """One table, commits alternating between us and Java: each side's post-commit maintenance expires snapshots
+    the other wrote and keeps the auto tag our first commit made; both read every state alike."""
+    options = {"bucket": "-1", "snapshot.num-retained.min": "2", "snapshot.num-retained.max": "2",
+               "tag.automatic-creation": "process-time"}
+    our_write(our_table(warehouse, "mixed", options=options), batch([0]))
+    first = snapshots_on_disk(warehouse, "mixed")
+    for i in range(1, 6):
+        if i % 2:
+            java_write(oracle, warehouse, "mixed", batch([i]), options=options)
+        else:
+            our_write(load(warehouse, "mixed"), batch([i]))
+        snapshots = snapshots_on_disk(warehouse, "mixed")
+        assert list(snapshots) == [i, i + 1]
+        assert shape(warehouse, "mixed")["tags"] == expected_auto_tags({**first, **snapshots}, {})
+        assert_read_alike(oracle, warehouse, "mixed")
+    assert [json.loads(line)["id"] for line in ours_lines(load(warehouse, "mixed"))] == list(range(6))

@@ -2,7 +2,8 @@
 
 * ``java_maintenance``: Paimon 0.9's own maintenance code (``ExpireSnapshotsImpl``, ``TagManager``,
   ``RollbackHelper``, ``OrphanFilesClean``) driven by ``java/MaintenanceOracle.java``, compiled once per session
-  against the paimon-oracle's jars (it needs the ``oracle`` fixture, so it skips or fails exactly like it).
+  against the paimon-oracle's jars (it needs the ``oracle`` fixture, so it skips or fails exactly like it);
+  ``java_maintenance2``: the same against Paimon 2.0.0 (``oracle2``).
 * the interop helpers of ``tests/interop`` (``interop_cases``, ``oracle_values``) are made importable.
 """
 
@@ -67,8 +68,8 @@ class JavaMaintenance:
             self.proc.wait()
 
 
-@pytest.fixture(scope="session")
-def java_maintenance(oracle: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaMaintenance]:
+def _harness(oracle: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaMaintenance]:
+    """MaintenanceOracle compiled against the jars of ``oracle`` (a built paimon-oracle folder), one JVM."""
     javac = shutil.which("javac")
     if javac is None:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -87,3 +88,14 @@ def java_maintenance(oracle: Any, tmp_path_factory: pytest.TempPathFactory) -> I
         yield harness
     finally:
         harness.close()
+
+
+@pytest.fixture(scope="session")
+def java_maintenance(oracle: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaMaintenance]:
+    yield from _harness(oracle, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def java_maintenance2(oracle2: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaMaintenance]:
+    """The same harness against Paimon 2.0.0 (expire and tag verbs; its orphan verb is 0.9's OrphanFilesClean)."""
+    yield from _harness(oracle2, tmp_path_factory)

@@ -5,7 +5,6 @@ import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
 import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.fs.Path;
-import org.apache.paimon.operation.OrphanFilesClean;
 import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.table.FileStoreTable;
@@ -102,8 +101,15 @@ public class MaintenanceOracle {
                                             Instant.ofEpochMilli(Long.parseLong(a[4])),
                                             ZoneId.systemDefault())
                                     .format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS"));
-                    for (Path p : new OrphanFilesClean(table).olderThan(ts).clean()) {
-                        out.add(p.toUri().getPath());
+                    // Paimon 0.9's OrphanFilesClean, by reflection so that this file also compiles against 2.0
+                    // (where the class is abstract and this verb is not used)
+                    Object clean =
+                            Class.forName("org.apache.paimon.operation.OrphanFilesClean")
+                                    .getConstructor(FileStoreTable.class)
+                                    .newInstance(table);
+                    clean = clean.getClass().getMethod("olderThan", String.class).invoke(clean, ts);
+                    for (Object p : (List<?>) clean.getClass().getMethod("clean").invoke(clean)) {
+                        out.add(((Path) p).toUri().getPath());
                     }
                     break;
                 }
