@@ -34,6 +34,7 @@ from table_format.store.file_store import FileStore
 from table_format.write.changelog import changelog_of, key_codes
 from table_format.write.commit_message import CommitMessage
 from table_format.write.file_writer import DataFileWriter
+from table_format.write.key_range_rewrite import fits_in_memory, rewrite_by_key_ranges
 
 SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio: files below ratio x target are "small"
 
@@ -140,6 +141,20 @@ class _BucketCompaction:
             return
         store = self.store
         names = store.schema.field_names
+        if not fits_in_memory(store, files):
+            writer = DataFileWriter(store, self.task.partition, self.task.bucket, level=self.output_level,
+                                    file_source=FileSource.COMPACT)
+            try:
+                new = rewrite_by_key_ranges(
+                    store, self.task.partition, self.task.bucket, files, self._dv, writer,
+                    lambda data: merge_kv(data, schema=store.schema, options=store.options,
+                                          drop_retractions=self.drop_delete))
+            finally:
+                self.written.extend(writer.written_paths)
+            self.before.extend(files)
+            self.after.extend(new)
+            self.rewritten += len(files)
+            return
         tables = [
             read_data_file(store, self.task.partition, self.task.bucket, f, names,
                            system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=self._dv.get(f.file_name))
