@@ -1,0 +1,123 @@
+"""Merges in bounded memory: with a small `sort-spill-buffer-size`, merged reads (`to_batches`, `read_split`),
+compaction, rescale and full-compaction changelogs go key range by key range (merge/key_ranges.py) and give
+exactly the rows of the whole-bucket merge (the default budget holds these small buckets whole)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from table_format import FileSystemCatalog, SchemaChange, Table, read_split, write_table
+from table_format.merge.key_ranges import sorted_runs
+
+SCHEMA = pa.schema([("id", pa.int64(), False), ("k2", pa.string(), False), ("v", pa.int64()), ("s", pa.string())])
+SMALL = {"sort-spill-buffer-size": "2 kb"}  # a few dozen rows of each sorted run at a time
+ENGINES: dict[str, dict[str, str]] = {
+    "deduplicate": {},
+    "sequence-field": {"sequence.field": "v"},
+    "partial-update": {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
+    "aggregation": {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+                    "fields.s.aggregate-function": "max"},
+    "first-row": {"merge-engine": "first-row"},
+}
+
+
+def _rows(ids: np.ndarray, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    n = len(ids)
+    v = pa.array(rng.integers(0, 5, n), mask=rng.random(n) < 0.1)  # few values: equal sequence.field values
+    s = pa.array([f"x{i}" for i in rng.integers(0, 99, n)], mask=rng.random(n) < 0.1)
+    return pa.table({"id": pa.array(ids, pa.int64()), "k2": pa.array(np.array(["a", "b", "c"])[ids % 3]),
+                     "v": v, "s": s}, schema=SCHEMA)
+
+
+def _write_runs(table: Table, engine: str, *, n: int = 1500) -> None:
+    """Four sorted runs with overlapping keys, and deletions where the engine takes them."""
+    rng = np.random.default_rng(7)
+    write_table(table, _rows(np.arange(n), 1))
+    write_table(table, _rows(rng.choice(n, n // 2, replace=False), 2))
+    if engine not in ("first-row", "aggregation"):
+        ids = rng.choice(n, n // 10, replace=False)
+        write_table(table, _rows(ids, 3).append_column("_row_kind", pa.array(["-D"] * len(ids))))
+    write_table(table, _rows(rng.choice(n, n // 3, replace=False), 4))
+
+
+def _pair(catalog: FileSystemCatalog, engine: str, options: dict[str, str]) -> tuple[Table, Table]:
+    """The same writes into a table with the default budget and one with a small budget."""
+    tables = []
+    for name, extra in (("whole", {}), ("ranges", SMALL)):
+        t = catalog.create_table(f"db.{name}", SCHEMA, primary_keys=["id", "k2"],
+                                 options={"bucket": "1", "write-only": "true", "parquet.block.size": "2000",
+                                          **ENGINES[engine], **options, **extra})
+        _write_runs(t, engine)
+        tables.append(t.refresh())
+    return tables[0], tables[1]
+
+
+def _sorted(t: pa.Table) -> pa.Table:
+    return t.sort_by([("id", "ascending"), ("k2", "ascending")])
+
+
+@pytest.fixture
+def catalog(tmp_path: Any) -> FileSystemCatalog:
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    return cat
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
+def test_key_range_read_and_compaction_equal_whole_bucket(catalog: FileSystemCatalog, engine: str) -> None:
+    whole, ranges = _pair(catalog, engine, {})
+    expected = whole.scan().to_arrow()
+    batches = list(ranges.scan().to_batches())
+    assert len(batches) > 10  # merged range by range
+    got = pa.Table.from_batches(batches, schema=expected.schema)
+    assert got.equals(expected)  # key order too
+    split = ranges.scan().plan()[0]
+    assert _sorted(read_split(ranges, split)).equals(_sorted(expected))
+    filtered = [("id", "<", 700), ("v", ">", 1)]
+    assert _sorted(ranges.scan(filter=filtered).to_arrow()).equals(_sorted(whole.scan(filter=filtered).to_arrow()))
+    whole.maintenance.compact(full=True)
+    ranges.maintenance.compact(full=True)
+    whole, ranges = whole.refresh(), ranges.refresh()
+    assert ranges.scan().to_arrow().equals(whole.scan().to_arrow())
+    assert ranges.scan().to_arrow().equals(expected)
+    files = [f for s in ranges.scan().plan() for f in s.files]
+    assert len(sorted_runs(files, ranges.store.key_types)) == 1  # one sorted run, files in key order
+
+
+def test_key_ranges_with_deletion_vectors_and_evolved_schema(catalog: FileSystemCatalog) -> None:
+    whole, ranges = _pair(catalog, "deduplicate", {"deletion-vectors.enabled": "true"})
+    for t in (whole, ranges):
+        t.maintenance.compact(full=True)
+        write_table(t, _rows(np.arange(0, 1500, 7), 5))
+        t.refresh().maintenance.compact()  # level 0 into a higher level: deletion vectors on the max level
+        write_table(t, _rows(np.arange(0, 1500, 5), 6))
+        catalog.alter_table(t.identifier, [SchemaChange.add_column("extra", pa.int32())])
+    whole, ranges = catalog.load_table("db.whole"), catalog.load_table("db.ranges")
+    more = _rows(np.arange(100, 400), 9).append_column("extra", pa.array(np.arange(300, dtype=np.int32)))
+    for t in (whole, ranges):
+        write_table(t, more)
+    whole, ranges = whole.refresh(), ranges.refresh()
+    assert any(s.deletion_files and any(s.deletion_files) for s in ranges.scan().plan())
+    expected = whole.scan().to_arrow()
+    assert expected.column("extra").null_count > 0
+    assert ranges.scan().to_arrow().equals(expected)
+    for t in (whole, ranges):
+        t.maintenance.compact(full=True)
+    assert ranges.refresh().scan().to_arrow().equals(whole.refresh().scan().to_arrow())
+    assert _sorted(ranges.refresh().scan().to_arrow()).equals(_sorted(expected))
+
+
+def test_sorted_runs_chain_files_in_key_order(catalog: FileSystemCatalog) -> None:
+    table = catalog.create_table("db.t", SCHEMA, primary_keys=["id", "k2"],
+                                 options={"bucket": "1", "write-only": "true", "target-file-size": "4 kb"})
+    write_table(table, _rows(np.arange(3000), 1))  # one run of several files
+    write_table(table, _rows(np.arange(1000, 1200), 2))  # a second run inside the first
+    files = [f for s in table.refresh().scan().plan() for f in s.files]
+    runs = sorted_runs(files, table.store.key_types)
+    assert len(files) > 3 and len(runs) == 2
+    assert sorted(i for r in runs for i in r) == list(range(len(files)))
