@@ -4,6 +4,7 @@ exactly the rows of the whole-bucket merge (the default budget holds these small
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -121,3 +122,22 @@ def test_sorted_runs_chain_files_in_key_order(catalog: FileSystemCatalog) -> Non
     runs = sorted_runs(files, table.store.key_types)
     assert len(files) > 3 and len(runs) == 2
     assert sorted(i for r in runs for i in r) == list(range(len(files)))
+
+
+def test_rescale_in_key_ranges_leaves_no_changelog_orphans(catalog: FileSystemCatalog) -> None:
+    """A rescale's rewrite is an overwrite, which commits no changelog: with changelog-producer 'input' its writer's
+    changelog files used to stay behind as orphans."""
+    table = catalog.create_table("db.t", SCHEMA, primary_keys=["id", "k2"],
+                                 options={"bucket": "2", "changelog-producer": "input", **SMALL})
+    _write_runs(table, "deduplicate", n=600)
+    table = table.refresh()
+    expected = _sorted(table.scan().to_arrow())
+    root = Path(table.path)
+    changelogs = sorted(root.rglob("changelog-*"))
+    assert changelogs  # the writes' own changelog files
+    result = table.maintenance.rescale(bucket=3)
+    assert result.rewritten_rows == expected.num_rows
+    table = table.refresh()
+    assert _sorted(table.scan().to_arrow()).equals(expected)
+    assert {s.bucket for s in table.scan().plan()} == {0, 1, 2}
+    assert sorted(root.rglob("changelog-*")) == changelogs
