@@ -88,10 +88,11 @@ def read_data_file(
     system: Sequence[str] = (),
     deletion_file: DeletionFile | None = None,
     predicate: Predicate | None = None,
+    prune_only: bool = False,
 ) -> pa.Table:
     """Columns `names` (current schema) + physical system columns of one file. With a `predicate` (on columns of
     `names`), only the rows matching it are returned, and Parquet row groups whose statistics rule it out are
-    not read."""
+    not read; with `prune_only` every row of the row groups read is returned (Java's key filter: row groups)."""
     current = store.schema
     file_schema = store.schema_by_id(file.schema_id)
     by_id = {fld.id: fld for fld in file_schema.fields}
@@ -124,7 +125,7 @@ def read_data_file(
                 keep = ~np.isin(positions, deleted)
             raw = raw.filter(pa.array(keep))
     out = _evolve(raw, current, names, file_fields, system, path, orc=format_of(file.file_name) == "orc")
-    return out.filter(predicate.to_arrow_expression()) if predicate is not None else out
+    return out.filter(predicate.to_arrow_expression()) if predicate is not None and not prune_only else out
 
 
 def iter_data_file(
@@ -138,6 +139,7 @@ def iter_data_file(
     system: Sequence[str] = (),
     deletion_file: DeletionFile | None = None,
     predicate: Predicate | None = None,
+    prune_only: bool = False,
 ) -> Iterator[pa.Table]:
     """`read_data_file` in slices of at most `batch_rows` rows of the file, in file order (a bounded part of the
     file in memory at a time); Parquet row groups whose statistics rule out `predicate` are not read."""
@@ -167,7 +169,7 @@ def iter_data_file(
             if not keep.all():
                 raw = raw.filter(pa.array(keep))
         out = _evolve(raw, current, names, file_fields, system, path, orc=orc)
-        if predicate is not None:
+        if predicate is not None and not prune_only:
             out = out.filter(predicate.to_arrow_expression())
         if out.num_rows:
             yield out

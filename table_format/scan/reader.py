@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_field
 from table_format.data.file_reader import iter_data_file, read_data_file
@@ -27,8 +28,9 @@ from table_format.errors import SchemaError
 from table_format.merge import merge_kv, merge_spec
 from table_format.merge.key_ranges import KeyRanges, Piece, concat_pieces, estimated_bytes, row_bytes, sorted_runs
 from table_format.meta.manifest import DataFileMeta
+from table_format.options import MergeEngine
 from table_format.predicate import Predicate
-from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 
@@ -61,6 +63,13 @@ class SplitReader:
         self.merge_spec = merge_spec(schema, table=store.identifier) if store.has_primary_key else None
         # the merge engine may need more columns than projected: keys, sequence.field, sequence groups
         self.merge_columns = self.merge_spec.required_columns(needed) if self.merge_spec is not None else needed
+        # Java 0.9 filters keys by file and row-group statistics only, and merges every row it read: the rows of
+        # keys the filter excludes still reach the merge function, which refuses -U/-D records unless configured
+        # to take them (partial-update, first-row, some aggregations). Those engines read the row groups whole and
+        # merge the excluded rows holding retractions too, so a filtered read fails where Java's does.
+        self.merge_excluded = (self.key_predicate is not None and self.merge_spec is not None
+                               and self.merge_spec.engine != MergeEngine.DEDUPLICATE
+                               and not self.merge_spec.ignore_delete)
         self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
         self.budget = store.options.sort_spill_buffer_size
         self.row_bytes = row_bytes(pa.schema([to_arrow_field(schema.field(c)) for c in self.merge_columns])) + 9
@@ -72,11 +81,13 @@ class SplitReader:
 
     # ---- file level ----------------------------------------------------------------------
     def read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
-                       system: Sequence[str] = (), predicate: Predicate | None = None) -> pa.Table:
-        """Columns `names` (current schema) + system columns of one file of the split, rows matching `predicate`."""
+                       system: Sequence[str] = (), predicate: Predicate | None = None,
+                       prune_only: bool = False) -> pa.Table:
+        """Columns `names` (current schema) + system columns of one file of the split, rows matching `predicate`
+        (`prune_only`: all rows of the row groups that may match)."""
         dv = split.deletion_files[index] if split.deletion_files else None
         return read_data_file(self.store, split.partition, split.bucket, split.files[index], names,
-                              system=system, deletion_file=dv, predicate=predicate)
+                              system=system, deletion_file=dv, predicate=predicate, prune_only=prune_only)
 
     # ---- split level ---------------------------------------------------------------------
     def read(self, split: DataSplit) -> pa.Table:
@@ -109,10 +120,31 @@ class SplitReader:
         return max(1, self.budget // (max(1, runs) * self.row_bytes))
 
     def _iter_file(self, split: DataSplit, index: int, names: Sequence[str], *, batch_rows: int,
-                   system: Sequence[str] = (), predicate: Predicate | None = None) -> Iterator[pa.Table]:
+                   system: Sequence[str] = (), predicate: Predicate | None = None,
+                   prune_only: bool = False) -> Iterator[pa.Table]:
         dv = split.deletion_files[index] if split.deletion_files else None
         return iter_data_file(self.store, split.partition, split.bucket, split.files[index], names,
-                              batch_rows=batch_rows, system=system, deletion_file=dv, predicate=predicate)
+                              batch_rows=batch_rows, system=system, deletion_file=dv, predicate=predicate,
+                              prune_only=prune_only)
+
+    def _key_filter(self, data: pa.Table) -> pa.Table:
+        """With `merge_excluded`: the rows of the keys the filter keeps; the excluded rows are merged (and dropped)
+        when they hold -U/-D records, so that the merge engine refuses them as Java's does."""
+        if not self.merge_excluded or self.key_predicate is None or not data.num_rows:
+            return data
+        rows = pa.array(np.arange(data.num_rows, dtype=np.int64))
+        kept = data.append_column("__row", rows).filter(self.key_predicate.to_arrow_expression()).column("__row")
+        mask = np.zeros(data.num_rows, dtype=bool)
+        mask[kept.to_numpy()] = True
+        if mask.all():
+            return data
+        mask_array = pa.array(mask)
+        excluded = data.filter(pc.invert(mask_array))
+        kinds = excluded.column(VALUE_KIND)
+        if pc.any(pc.is_in(kinds, pa.array([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)], pa.int8()))).as_py():
+            merge_kv(excluded, schema=self.store.schema, options=self.store.options, drop_retractions=True,
+                     table=self.store.identifier, spec=self.merge_spec)
+        return data.filter(mask_array)
 
     def iter_merge(self, split: DataSplit) -> Iterator[pa.Table]:
         """The merged rows of a primary-key split, key range by key range (merge/key_ranges.py): the same rows
@@ -128,12 +160,12 @@ class SplitReader:
         def run(chain: list[int]) -> Iterator[Piece]:
             for i in chain:
                 for t in self._iter_file(split, i, self.merge_columns, batch_rows=batch_rows, system=system,
-                                         predicate=self.key_predicate):
+                                         predicate=self.key_predicate, prune_only=self.merge_excluded):
                     yield position[i], t
 
         ranges = KeyRanges([run(c) for c in chains], self.key_names, self.store.key_types, run_rows=batch_rows)
         for pieces in ranges:
-            data = concat_pieces(pieces)
+            data = self._key_filter(concat_pieces(pieces))
             if seq_ordered:  # input order is sequence order (see _merge)
                 data = data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                                           pa.array(np.arange(data.num_rows, dtype=np.int64)))
@@ -167,8 +199,9 @@ class SplitReader:
         `_VALUE_KIND` is always read: pypaimon 2.1 writes `deleteRowCount` 0 for files holding -D rows."""
         if not seq_ordered:
             return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND),
-                                       predicate=self.key_predicate)
-        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate)
+                                       predicate=self.key_predicate, prune_only=self.merge_excluded)
+        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate,
+                                   prune_only=self.merge_excluded)
         placeholder = pa.array(np.zeros(data.num_rows, dtype=np.int64))
         return data.add_column(len(self.merge_columns), pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                                placeholder)
@@ -182,7 +215,7 @@ class SplitReader:
         files = [split.files[i] for i in order]
         seq_ordered = self._seq_ordered(files)
         tables = self.store.file_io.parallel_map(lambda i: self._read_for_merge(split, i, seq_ordered), order)
-        data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        data = self._key_filter(pa.concat_tables(tables) if len(tables) > 1 else tables[0])
         if seq_ordered:  # the synthesized sequence numbers (see below) keep the input order
             data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,
                                    pa.array(np.arange(data.num_rows, dtype=np.int64)))
