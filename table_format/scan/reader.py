@@ -165,11 +165,12 @@ class SplitReader:
 
         ranges = KeyRanges([run(c) for c in chains], self.key_names, self.store.key_types, run_rows=batch_rows)
         for pieces in ranges:
-            data = self._key_filter(concat_pieces(pieces))
+            data = concat_pieces(pieces)
             if seq_ordered:  # input order is sequence order (see _merge)
                 data = data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                                           pa.array(np.arange(data.num_rows, dtype=np.int64)))
                 data = data.select([*self.merge_columns, SEQUENCE_NUMBER, VALUE_KIND])
+            data = self._key_filter(data)
             yield merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                            seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
 
@@ -215,10 +216,11 @@ class SplitReader:
         files = [split.files[i] for i in order]
         seq_ordered = self._seq_ordered(files)
         tables = self.store.file_io.parallel_map(lambda i: self._read_for_merge(split, i, seq_ordered), order)
-        data = self._key_filter(pa.concat_tables(tables) if len(tables) > 1 else tables[0])
+        data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         if seq_ordered:  # the synthesized sequence numbers (see below) keep the input order
             data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,
                                    pa.array(np.arange(data.num_rows, dtype=np.int64)))
+        data = self._key_filter(data)
         merged = merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                           seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
         return merged

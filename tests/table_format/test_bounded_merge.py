@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from table_format import FileSystemCatalog, SchemaChange, Table, read_split, write_table
+from table_format import FileSystemCatalog, SchemaChange, Table, TableFormatError, read_split, write_table
 from table_format.merge.key_ranges import sorted_runs
 
 SCHEMA = pa.schema([("id", pa.int64(), False), ("k2", pa.string(), False), ("v", pa.int64()), ("s", pa.string())])
@@ -141,3 +141,23 @@ def test_rescale_in_key_ranges_leaves_no_changelog_orphans(catalog: FileSystemCa
     assert _sorted(table.scan().to_arrow()).equals(expected)
     assert {s.bucket for s in table.scan().plan()} == {0, 1, 2}
     assert sorted(root.rglob("changelog-*")) == changelogs
+
+
+@pytest.mark.parametrize("budget", [None, "1 b"], ids=["whole", "key-ranges"])
+def test_key_filtered_read_merges_excluded_deletes_as_java(catalog: FileSystemCatalog, budget: str | None) -> None:
+    """Java 0.9 prunes keys by file/row-group statistics only and merges every row read, so a partial-update -D of
+    a key the filter excludes still fails the read when its file is read (checked against Paimon's Spark connector
+    in tests/spark/peer/test_paimon_spark.py); a file it prunes does not."""
+    schema = pa.schema([("id", pa.int64(), False), ("a", pa.int64())])
+    deletes = schema.append(pa.field("_row_kind", pa.string()))
+    options = {"bucket": "1", "merge-engine": "partial-update"} | ({"sort-spill-buffer-size": budget} if budget else {})
+    t = catalog.create_table("db.pu", schema, primary_keys=["id"], options=options)
+    write_table(t, pa.table({"id": [1, 2, 3, 4, 5], "a": [10, 20, 30, 40, 50]}, schema=schema))
+    write_table(t, pa.table({"id": [1, 2], "a": [None, 21], "_row_kind": ["-D", "+I"]}, schema=deletes))
+    write_table(t, pa.table({"id": [5], "a": [None], "_row_kind": ["-D"]}, schema=deletes))
+    t = t.refresh()
+    assert t.scan(filter=[("id", ">=", 3), ("id", "<=", 4)]).to_arrow().to_pylist() == [
+        {"id": 3, "a": 30}, {"id": 4, "a": 40}]
+    for dnf in ([("id", "=", 2)], [("id", ">", 4)], None):
+        with pytest.raises(TableFormatError, match="cannot accept -U/-D"):
+            t.scan(filter=dnf).to_arrow()
