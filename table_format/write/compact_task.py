@@ -34,7 +34,7 @@ from table_format.store.file_store import FileStore
 from table_format.write.changelog import changelog_of, key_codes
 from table_format.write.commit_message import CommitMessage
 from table_format.write.file_writer import DataFileWriter
-from table_format.write.key_range_rewrite import fits_in_memory, rewrite_by_key_ranges
+from table_format.write.key_range_rewrite import changelog_by_key_ranges, fits_in_memory, rewrite_by_key_ranges
 
 SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio: files below ratio x target are "small"
 
@@ -327,23 +327,35 @@ def _compaction_changelog(
         ]
         return pa.concat_tables(tables)
 
-    scope = read(scope_files)
-    everything = _restrict_to_keys(read(list(task.files)), scope, keys)
-    old = read(before_files) if before_files else everything.schema.empty_table()
-    old = _restrict_to_keys(old, scope, keys)
     opts = store.options
-    before = merge_kv(old, schema=store.schema, options=opts, drop_retractions=True)
-    after = merge_kv(everything, schema=store.schema, options=opts, drop_retractions=True)
     ignore = [c.strip() for c in opts.raw.get("changelog-producer.row-deduplicate-ignore-fields", "").split(",")
               if c.strip()]
-    log = changelog_of(
-        before, after, keys=keys, value_columns=names,
-        row_deduplicate=opts.raw.get("changelog-producer.row-deduplicate", "false").lower() == "true",
-        ignore_fields=ignore,
-    )
-    if opts.merge_engine == MergeEngine.FIRST_ROW:
-        # FirstRowMergeFunctionWrapper: a key that was already there never changes; only new keys give +I
-        log = log.filter(pc.equal(log.column(VALUE_KIND), int(RowKind.INSERT)))
+
+    def log_of(scope: pa.Table, files_rows: pa.Table, old_rows: pa.Table | None) -> pa.Table:
+        """The changelog of the keys in `scope`: merged before (`old_rows`) against merged after (`files_rows`)."""
+        everything = _restrict_to_keys(files_rows, scope, keys)
+        old = _restrict_to_keys(old_rows, scope, keys) if old_rows is not None else everything.schema.empty_table()
+        before = merge_kv(old, schema=store.schema, options=opts, drop_retractions=True)
+        after = merge_kv(everything, schema=store.schema, options=opts, drop_retractions=True)
+        log = changelog_of(
+            before, after, keys=keys, value_columns=names,
+            row_deduplicate=opts.raw.get("changelog-producer.row-deduplicate", "false").lower() == "true",
+            ignore_fields=ignore,
+        )
+        if opts.merge_engine == MergeEngine.FIRST_ROW:
+            # FirstRowMergeFunctionWrapper: a key that was already there never changes; only new keys give +I
+            log = log.filter(pc.equal(log.column(VALUE_KIND), int(RowKind.INSERT)))
+        return log
+
+    if not fits_in_memory(store, task.files):  # key range by key range (write/key_range_rewrite.py)
+        writer = DataFileWriter(store, task.partition, task.bucket, level=unit.output_level,
+                                file_source=FileSource.COMPACT, prefix="changelog-")
+        try:
+            return changelog_by_key_ranges(store, task.partition, task.bucket, task.files, dv, scope_files,
+                                           before_files, log_of, writer)
+        finally:
+            written.extend(writer.written_paths)
+    log = log_of(read(scope_files), read(list(task.files)), read(before_files) if before_files else None)
     if log.num_rows == 0:
         return []
     # MergeTreeCompactRewriter.rewriteChangelogCompaction: changelog files carry the compaction's output level

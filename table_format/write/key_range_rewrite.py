@@ -100,11 +100,30 @@ def rewrite_by_key_ranges(store: FileStore, partition: bytes, bucket: int, files
     ranges, _ = key_range_pieces(store, partition, bucket, files, deletion_files)
     out = RollingOutput(store, writer)
     for pieces in ranges:
-        tables = [t for _, t in pieces]
-        out.add(merge(pa.concat_tables(tables) if len(tables) > 1 else tables[0]))
+        out.add(merge(_concat([t for _, t in pieces])))
     return out.finish()
 
 
-def split_pieces(pieces: Sequence[Piece], chosen: np.ndarray) -> tuple[list[pa.Table], list[pa.Table]]:
-    """The tables of pieces whose tag is `chosen` (a mask over tags), and all tables."""
-    return [t for tag, t in pieces if chosen[tag]], [t for _, t in pieces]
+def changelog_by_key_ranges(store: FileStore, partition: bytes, bucket: int, files: Sequence[DataFileMeta],
+                            deletion_files: dict[str, DeletionFile], scope: Sequence[DataFileMeta],
+                            before: Sequence[DataFileMeta],
+                            log_of: Callable[[pa.Table, pa.Table, pa.Table | None], pa.Table],
+                            writer: DataFileWriter) -> list[DataFileMeta]:
+    """A compaction's changelog range by range: `log_of(scope rows, rows of all files, rows of the `before` files)`
+    of each key range holding rows of `scope`, written as changelog files of `writer`."""
+    ranges, ordered = key_range_pieces(store, partition, bucket, files, deletion_files)
+    scope_names, before_names = {f.file_name for f in scope}, {f.file_name for f in before}
+    in_scope = np.array([f.file_name in scope_names for f in ordered])
+    in_before = np.array([f.file_name in before_names for f in ordered])
+    out = RollingOutput(store, writer)
+    for pieces in ranges:
+        scope_rows = [t for tag, t in pieces if in_scope[tag]]
+        if not scope_rows:
+            continue
+        old = [t for tag, t in pieces if in_before[tag]]
+        out.add(log_of(_concat(scope_rows), _concat([t for _, t in pieces]), _concat(old) if old else None))
+    return out.finish()
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]

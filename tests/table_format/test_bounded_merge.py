@@ -161,3 +161,19 @@ def test_key_filtered_read_merges_excluded_deletes_as_java(catalog: FileSystemCa
     for dnf in ([("id", "=", 2)], [("id", ">", 4)], None):
         with pytest.raises(TableFormatError, match="cannot accept -U/-D"):
             t.scan(filter=dnf).to_arrow()
+
+
+@pytest.mark.parametrize("producer", ["full-compaction", "lookup"])
+def test_compaction_changelog_in_key_ranges_equals_whole_bucket(catalog: FileSystemCatalog, producer: str) -> None:
+    whole, ranges = _pair(catalog, "partial-update", {"changelog-producer": producer})
+    changes = []
+    for t in (whole, ranges):
+        first = t.store.snapshots.latest_id()
+        t.maintenance.compact(full=True)
+        write_table(t, _rows(np.arange(0, 1500, 4), 8))
+        t.refresh().maintenance.compact(full=True)
+        t = t.refresh()
+        changes.append(t.changes(first, t.store.snapshots.latest_id()))
+    assert changes[0].num_rows > 1000
+    assert _sorted(changes[1]).equals(_sorted(changes[0]))
+    assert _sorted(ranges.refresh().scan().to_arrow()).equals(_sorted(whole.refresh().scan().to_arrow()))
