@@ -5,7 +5,8 @@
 Builds a primary-key table (id BIGINT, v BIGINT; bucket 1) of `--rows` rows in 4 sorted runs (three runs of
 interleaved keys and one run updating the first run's keys), then, each in a fresh subprocess whose peak RSS
 (resource.getrusage ru_maxrss) is printed with its time:
-  1. a full `to_batches()` read (merged key range by key range, `sort-spill-buffer-size` default 64 mb),
+  1. a full `to_batches()` read, twice, the faster printed (merged key range by key range,
+     `sort-spill-buffer-size` default 64 mb),
   2. a full compaction (the same merge, written as it goes),
   3. a full read after the compaction;
 and checks each read's row count and checksum against the values computed from the generated data. Then the
@@ -71,15 +72,19 @@ t0 = time.perf_counter()
 out = {{}}
 if {action!r} == "compact":
     table.maintenance.compact(full=True)
+    out["seconds"] = time.perf_counter() - t0
 else:
-    rows = ids = vs = batches = 0
-    for b in table.scan().to_batches():
-        rows += b.num_rows
-        batches += 1
-        ids += pc.sum(b.column(0)).as_py() or 0
-        vs += pc.sum(b.column(1)).as_py() or 0
+    for attempt in range(2):  # the faster of two reads (the first one warms the page cache)
+        t0 = time.perf_counter()
+        rows = ids = vs = batches = 0
+        for b in table.scan().to_batches():
+            rows += b.num_rows
+            batches += 1
+            ids += pc.sum(b.column(0)).as_py() or 0
+            vs += pc.sum(b.column(1)).as_py() or 0
+        seconds = time.perf_counter() - t0
+        out["seconds"] = min(out.get("seconds", seconds), seconds)
     out.update(rows=rows, ids_sum=ids, v_sum=vs, batches=batches)
-out["seconds"] = time.perf_counter() - t0
 out["peak_rss_mib"] = peak_rss_mib()
 print(json.dumps(out))
 """

@@ -139,7 +139,7 @@ class CoreOptions:
     dynamic_bucket_target_row_num: int
     dynamic_bucket_max_buckets: int
     read_batch_size: int
-    # sort-spill-buffer-size: bytes of decoded rows a merge of sorted runs holds at a time (merge/key_ranges.py)
+    # sort-spill-buffer-size: bytes of decoded rows a merge of sorted runs holds at a time (lsm/key_ranges.py)
     sort_spill_buffer_size: int
     write_buffer_size: int  # write-buffer-size: rows a compaction's output buffers before writing a file
 

@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 from table_format.arrow_types import to_arrow_field
 from table_format.data.file_reader import iter_data_file, read_data_file
 from table_format.errors import SchemaError
+from table_format.lsm.key_ranges import KeyRanges, Piece, concat_pieces, estimated_bytes, row_bytes, sorted_runs
 from table_format.merge import merge_kv, merge_spec
-from table_format.merge.key_ranges import KeyRanges, Piece, concat_pieces, estimated_bytes, row_bytes, sorted_runs
 from table_format.meta.manifest import DataFileMeta
 from table_format.options import MergeEngine
 from table_format.predicate import Predicate
@@ -147,7 +147,7 @@ class SplitReader:
         return data.filter(mask_array)
 
     def iter_merge(self, split: DataSplit) -> Iterator[pa.Table]:
-        """The merged rows of a primary-key split, key range by key range (merge/key_ranges.py): the same rows
+        """The merged rows of a primary-key split, key range by key range (lsm/key_ranges.py): the same rows
         as the whole-split merge, a bounded number of rows of each sorted run in memory."""
         order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
         position = {f: p for p, f in enumerate(order)}

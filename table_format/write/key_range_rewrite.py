@@ -1,5 +1,5 @@
 """Compaction rewrites and changelog production in bounded memory: the files' sorted runs merged key range by key
-range (merge/key_ranges.py), merged rows written as they come.
+range (lsm/key_ranges.py), merged rows written as they come.
 
 Mirrors MergeTreeCompactRewriter (a SortMergeReader over the runs feeding a RollingFileWriter) and
 FullChangelogMergeTreeCompactRewriter: the merge holds about `sort-spill-buffer-size` of decoded rows, the output
@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from table_format.data.deletion_vector import DeletionFile
 from table_format.data.file_reader import iter_data_file
-from table_format.merge.key_ranges import KeyRanges, Piece, estimated_bytes, row_bytes, sorted_runs
+from table_format.lsm.key_ranges import KeyRanges, Piece, estimated_bytes, row_bytes, sorted_runs
 from table_format.meta.manifest import DataFileMeta
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore

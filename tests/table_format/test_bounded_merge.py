@@ -1,5 +1,5 @@
 """Merges in bounded memory: with a small `sort-spill-buffer-size`, merged reads (`to_batches`, `read_split`),
-compaction, rescale and full-compaction changelogs go key range by key range (merge/key_ranges.py) and give
+compaction, rescale and full-compaction changelogs go key range by key range (lsm/key_ranges.py) and give
 exactly the rows of the whole-bucket merge (the default budget holds these small buckets whole)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from table_format import FileSystemCatalog, SchemaChange, Table, TableFormatError, read_split, write_table
-from table_format.merge.key_ranges import sorted_runs
+from table_format.lsm.key_ranges import sorted_runs
 
 SCHEMA = pa.schema([("id", pa.int64(), False), ("k2", pa.string(), False), ("v", pa.int64()), ("s", pa.string())])
 SMALL = {"sort-spill-buffer-size": "2 kb"}  # a few dozen rows of each sorted run at a time

@@ -209,7 +209,7 @@ def tiny_write_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
 KEY_RANGE_ENGINES = ("deduplicate", "deduplicate_sequence_field", "first_row", "partial_update_remove_on_delete",
                      "partial_update_groups", "aggregation")
 # A `sort-spill-buffer-size` of one byte makes reads and compactions merge key range by key range, one row of
-# each sorted run at a time (merge/key_ranges.py): the results must not change.
+# each sorted run at a time (lsm/key_ranges.py): the results must not change.
 TABLE_CASES = [pytest.param(e, True, None, id=f"{e.name}-level0") for e in ENGINES] + [
     pytest.param(e, False, None, id=f"{e.name}-auto-compaction")
     for e in ENGINES if not set(e.kinds) - {"+I", "+U"} and not e.config.sequence_fields
