@@ -134,7 +134,15 @@ class KeyRanges:
         self.run_rows = max(1, run_rows)
 
     def _key(self, t: pa.Table, i: int) -> tuple[Any, ...]:
-        return self.sort_key([t.column(k)[i].as_py() for k in self.key_names])
+        values = []
+        for k in self.key_names:
+            v = t.column(k)[i]
+            # temporal values as their integers: nanosecond timestamps have no exact Python datetime
+            if pa.types.is_temporal(v.type):
+                values.append(v.cast(pa.int32() if v.type.bit_width == 32 else pa.int64()).as_py())
+            else:
+                values.append(v.as_py())
+        return self.sort_key(values)
 
     def _count_le(self, run: _Run, cut: tuple[Any, ...]) -> int:
         """Rows of the run's buffer with key <= cut (the buffer is in key order): a binary search."""
