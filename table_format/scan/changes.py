@@ -21,6 +21,10 @@ Mirrors `t$audit_log` read with `incremental-between=start,end`:
   deletion vectors, force-lookup; not first-row) merge through LookupMergeFunction: of the records of level > 0
   of a round only the last one counts.
 * Append tables (AppendOnlyFileStoreTable): every file read as it is, all rows +I.
+
+Each group is merged whole, not in key ranges (lsm/key_ranges.py): which of two records with equal sequence numbers
+the LoserTree pops first depends on the last round each run took part in, which may be an earlier key's, so a
+cut between keys would change the order of ties.
 """
 
 from __future__ import annotations
