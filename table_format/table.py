@@ -295,8 +295,19 @@ def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None 
                filter: Any = None) -> pa.Table:
     """Read one planned split (what an executor calls) with the schema its scan used; ``filter`` (the scan's
     DNF) drops the rows it rejects."""
+    return _split_reader(table, split, columns, filter).read(split)
+
+
+def iter_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None,
+               filter: Any = None) -> Iterator[pa.Table]:
+    """`read_split` in slices: a split larger than `sort-spill-buffer-size` is merged key range by key range, so
+    an executor holds a bounded part of a bucket at a time."""
+    return _split_reader(table, split, columns, filter).iter_read(split)
+
+
+def _split_reader(table: Table, split: DataSplit, columns: Sequence[str] | None, filter: Any) -> SplitReader:
     store = table.store
     if split.schema_id is not None and split.schema_id != store.schema.id:
         store = store.with_schema(store.schema_by_id(split.schema_id))
     predicate = parse_filter(filter, store.schema, table=table.identifier)
-    return SplitReader(store, columns=columns, predicate=predicate).read(split)
+    return SplitReader(store, columns=columns, predicate=predicate)
