@@ -3,8 +3,8 @@
 ``partitions()`` plans the scan once (table_format's planner prunes partitions, buckets and files with the pushed
 filters) and packs the splits into Spark partitions by size, like Paimon's split generation: a split whose files
 need no merge (append tables, primary-key splits without overlapping keys) is cut into single files, a merged
-split stays whole. ``read()`` runs on an executor: ``iter_split`` per split (a large one in key ranges), converted to Spark's Arrow types,
-yielded as ``pyarrow.RecordBatch`` (no per-row Python).
+split stays whole. ``read()`` runs on an executor: ``iter_split`` per split (a large one in key ranges), converted
+to Spark's Arrow types, yielded as ``pyarrow.RecordBatch`` (no per-row Python).
 """
 
 from __future__ import annotations

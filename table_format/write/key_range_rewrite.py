@@ -45,7 +45,8 @@ def key_range_pieces(store: FileStore, partition: bytes, bucket: int, files: Seq
         for i in chain:
             f = ordered[i]
             for t in iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
-                                    system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=deletion_files.get(f.file_name)):
+                                    system=(SEQUENCE_NUMBER, VALUE_KIND),
+                                    deletion_file=deletion_files.get(f.file_name)):
                 yield i, t
 
     keys = [f.name for f in store.key_fields]
