@@ -39,7 +39,7 @@ from table_format.options import (
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
 from table_format.summary import SnapshotSummary, snapshot_summary
-from table_format.table import Table, TableScan, read_split
+from table_format.table import Table, TableScan, iter_split, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
@@ -97,6 +97,7 @@ __all__ = [
     "parse_duration",
     "parse_memory_size",
     "read_split",
+    "iter_split",
     "snapshot_summary",
     "table_commit_landed",
     "write_table",

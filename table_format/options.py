@@ -139,6 +139,9 @@ class CoreOptions:
     dynamic_bucket_target_row_num: int
     dynamic_bucket_max_buckets: int
     read_batch_size: int
+    # sort-spill-buffer-size: bytes of decoded rows a merge of sorted runs holds at a time (lsm/key_ranges.py)
+    sort_spill_buffer_size: int
+    write_buffer_size: int  # write-buffer-size: rows a compaction's output buffers before writing a file
 
     @staticmethod
     def parse(options: Mapping[str, str], *, has_primary_key: bool) -> CoreOptions:
@@ -199,6 +202,8 @@ class CoreOptions:
             dynamic_bucket_target_row_num=_int(o, "dynamic-bucket.target-row-num", 2_000_000),
             dynamic_bucket_max_buckets=_int(o, "dynamic-bucket.max-buckets", -1),
             read_batch_size=_int(o, "read.batch-size", 65536),
+            sort_spill_buffer_size=_positive(size("sort-spill-buffer-size", "64 mb"), "sort-spill-buffer-size"),
+            write_buffer_size=_positive(size("write-buffer-size", "256 mb"), "write-buffer-size"),
         )
 
     def bucket_mode(self, *, has_primary_key: bool) -> BucketMode:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import datetime
 import os
 import uuid
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
 from typing import Any
 
@@ -61,18 +62,35 @@ class TableScan:
         return plan_splits(self.store, self.snapshot, self.predicate)
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The scan's rows as record batches, holding a bounded number of splits at a time: up to two splits per
+        core read ahead when they fit the memory budget (`sort-spill-buffer-size`); a larger split is streamed in
+        key ranges when its turn comes (SplitReader.iter_read)."""
         remaining = self.limit
-        splits = self.plan()
+        splits = iter(self.plan())
+        reader = self._reader
         # two splits per core: one decodes (Arrow, no GIL) while the other merges (numpy, partly under the GIL)
-        workers = max(1, min(len(splits), 2 * (os.cpu_count() or 2)))
+        workers = max(1, 2 * (os.cpu_count() or 2))
+        ahead: deque[tuple[DataSplit, Future[pa.Table] | None]] = deque()
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for table in pool.map(self._reader.read, splits):
-                if remaining is not None:
-                    if remaining <= 0:
+            while True:
+                while len(ahead) < workers:
+                    split = next(splits, None)
+                    if split is None:
                         break
-                    table = table.slice(0, remaining)
-                    remaining -= table.num_rows
-                yield from table.to_batches()
+                    ahead.append((split, None if reader.is_large(split) else pool.submit(reader.read, split)))
+                if not ahead:
+                    return
+                split, future = ahead.popleft()
+                for table in ([future.result()] if future is not None else reader.iter_read(split)):
+                    if remaining is not None:
+                        if remaining <= 0:
+                            for _, f in ahead:
+                                if f is not None:
+                                    f.cancel()
+                            return
+                        table = table.slice(0, remaining)
+                        remaining -= table.num_rows
+                    yield from table.to_batches()
 
     def to_arrow(self) -> pa.Table:
         batches = list(self.to_batches())
@@ -286,8 +304,19 @@ def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None 
                filter: Any = None) -> pa.Table:
     """Read one planned split (what an executor calls) with the schema its scan used; ``filter`` (the scan's
     DNF) drops the rows it rejects."""
+    return _split_reader(table, split, columns, filter).read(split)
+
+
+def iter_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None,
+               filter: Any = None) -> Iterator[pa.Table]:
+    """`read_split` in slices: a split larger than `sort-spill-buffer-size` is merged key range by key range, so
+    an executor holds a bounded part of a bucket at a time."""
+    return _split_reader(table, split, columns, filter).iter_read(split)
+
+
+def _split_reader(table: Table, split: DataSplit, columns: Sequence[str] | None, filter: Any) -> SplitReader:
     store = table.store
     if split.schema_id is not None and split.schema_id != store.schema.id:
         store = store.with_schema(store.schema_by_id(split.schema_id))
     predicate = parse_filter(filter, store.schema, table=table.identifier)
-    return SplitReader(store, columns=columns, predicate=predicate).read(split)
+    return SplitReader(store, columns=columns, predicate=predicate)

@@ -3,8 +3,8 @@
 ``partitions()`` plans the scan once (table_format's planner prunes partitions, buckets and files with the pushed
 filters) and packs the splits into Spark partitions by size, like Paimon's split generation: a split whose files
 need no merge (append tables, primary-key splits without overlapping keys) is cut into single files, a merged
-split stays whole. ``read()`` runs on an executor: ``read_split`` per split, converted to Spark's Arrow types,
-yielded as ``pyarrow.RecordBatch`` (no per-row Python).
+split stays whole. ``read()`` runs on an executor: ``iter_split`` per split (a large one in key ranges), converted
+to Spark's Arrow types, yielded as ``pyarrow.RecordBatch`` (no per-row Python).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pyspark.sql.types import StructType
 from jobs.spark.filters import Condition, split_filters
 from jobs.spark.read_options import ReadOptions
 from jobs.spark.types import exchange_schema, to_exchange
-from table_format import DataSplit, Table, open_table, read_split
+from table_format import DataSplit, Table, iter_split, open_table
 
 BATCH_ROWS = 65536
 
@@ -68,9 +68,9 @@ class PaimonReader(DataSourceReader):
             return
         if not isinstance(partition, SplitsPartition):
             return  # Spark's single empty partition when the plan has no split
-        for split in partition.splits:
-            data = read_split(table, split, columns=columns, filter=self.conditions or None)
-            yield from _batches(data, target)
+        for split in partition.splits:  # a large split in key ranges: bounded executor memory
+            for data in iter_split(table, split, columns=columns, filter=self.conditions or None):
+                yield from _batches(data, target)
 
 
 class PushdownReader(PaimonReader):

@@ -9,7 +9,7 @@ timestamp bands of ParquetSchemaConverter (INT96 for precision > 6).
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -230,3 +230,47 @@ def _present(columns: Sequence[str] | None, names: Sequence[str]) -> list[str] |
         return None
     have = set(names)
     return [c for c in columns if c in have]
+
+
+def iter_file_batches(
+    file_io: FileIO, path: str, *, columns: Sequence[str], batch_rows: int,
+    stats_columns: Sequence[str] = (), keep: RowGroupTest | None = None,
+) -> Iterator[tuple[pa.Table, int, int]]:
+    """A data file in slices of at most `batch_rows` rows, in file order: (rows, position of the first row in the
+    file, the file's row count). Parquet is decoded one row group (and `batch_rows`) at a time, skipping the row
+    groups whose statistics fail `keep`; ORC one stripe at a time; Avro is read whole and sliced."""
+    fmt = format_of(path.rsplit("/", 1)[-1])
+    try:
+        if fmt == "parquet":
+            with file_io.open_input_file(path) as f:
+                pf = pq.ParquetFile(f, page_checksum_verification=True)
+                meta = pf.metadata
+                cols = _present(columns, pf.schema_arrow.names)
+                groups = (range(meta.num_row_groups) if keep is None
+                          else _row_groups_to_read(meta, stats_columns, keep))
+                starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+                for g in groups:
+                    pos = int(starts[g])
+                    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=cols,
+                                                 use_threads=True):
+                        yield pa.Table.from_batches([batch]), pos, meta.num_rows
+                        pos += batch.num_rows
+            return
+        if fmt == "orc":
+            with file_io.open_input_file(path) as f:
+                of = paorc.ORCFile(f)
+                cols = _present(columns, of.schema.names)
+                pos = 0
+                for s in range(of.nstripes):
+                    stripe = pa.Table.from_batches([of.read_stripe(s, columns=cols)])
+                    for off in range(0, stripe.num_rows, batch_rows):
+                        yield stripe.slice(off, batch_rows), pos + off, of.nrows
+                    pos += stripe.num_rows
+            return
+    except FileNotFoundError:
+        raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
+        raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
+    table = read_file(file_io, path, columns=columns)
+    for off in range(0, table.num_rows, batch_rows):
+        yield table.slice(off, batch_rows), off, table.num_rows

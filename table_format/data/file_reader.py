@@ -6,7 +6,7 @@ with that schema's column names and mapped to the current columns by field id (m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
-from table_format.data.file_format import format_of, read_file, read_file_pruned
+from table_format.data.file_format import format_of, iter_file_batches, read_file, read_file_pruned
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
 from table_format.predicate import Predicate
@@ -26,6 +26,7 @@ from table_format.types import (
     BigIntType,
     BooleanType,
     CharType,
+    DataField,
     DataType,
     DateType,
     DecimalType,
@@ -87,10 +88,11 @@ def read_data_file(
     system: Sequence[str] = (),
     deletion_file: DeletionFile | None = None,
     predicate: Predicate | None = None,
+    prune_only: bool = False,
 ) -> pa.Table:
     """Columns `names` (current schema) + physical system columns of one file. With a `predicate` (on columns of
     `names`), only the rows matching it are returned, and Parquet row groups whose statistics rule it out are
-    not read."""
+    not read; with `prune_only` every row of the row groups read is returned (Java's key filter: row groups)."""
     current = store.schema
     file_schema = store.schema_by_id(file.schema_id)
     by_id = {fld.id: fld for fld in file_schema.fields}
@@ -113,7 +115,6 @@ def read_data_file(
         raw, positions, file_rows = read_file_pruned(store.file_io, path, columns=present + list(system),
                                                      stats_columns=list(to_current), keep=keep_group)
         _check_shape(raw, file, path, present + list(system), file_rows)
-    orc = format_of(file.file_name) == "orc"
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
         if len(deleted):
@@ -123,6 +124,60 @@ def read_data_file(
             else:
                 keep = ~np.isin(positions, deleted)
             raw = raw.filter(pa.array(keep))
+    out = _evolve(raw, current, names, file_fields, system, path, orc=format_of(file.file_name) == "orc")
+    return out.filter(predicate.to_arrow_expression()) if predicate is not None and not prune_only else out
+
+
+def iter_data_file(
+    store: FileStore,
+    partition: bytes,
+    bucket: int,
+    file: DataFileMeta,
+    names: Sequence[str],
+    *,
+    batch_rows: int,
+    system: Sequence[str] = (),
+    deletion_file: DeletionFile | None = None,
+    predicate: Predicate | None = None,
+    prune_only: bool = False,
+) -> Iterator[pa.Table]:
+    """`read_data_file` in slices of at most `batch_rows` rows of the file, in file order (a bounded part of the
+    file in memory at a time); Parquet row groups whose statistics rule out `predicate` are not read."""
+    current = store.schema
+    file_schema = store.schema_by_id(file.schema_id)
+    by_id = {fld.id: fld for fld in file_schema.fields}
+    file_fields = [by_id.get(current.field(n).id) for n in names]
+    path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
+    columns = [f.name for f in file_fields if f is not None] + list(system)
+    orc = format_of(file.file_name) == "orc"
+    deleted = read_deletion_vector(store.file_io, deletion_file) if deletion_file is not None else None
+    to_current = _stats_names(predicate, current, file_schema) if predicate is not None else {}
+    keep_group = None
+    if predicate is not None:
+        def keep_group(mins: Any, maxs: Any, nulls: Any, rows: int) -> bool:
+            return predicate.test_stats({to_current[k]: v for k, v in mins.items()},
+                                        {to_current[k]: v for k, v in maxs.items()},
+                                        {to_current[k]: v for k, v in nulls.items()}, rows)
+    checked = False
+    for raw, start, file_rows in iter_file_batches(store.file_io, path, columns=columns, batch_rows=batch_rows,
+                                                   stats_columns=list(to_current), keep=keep_group):
+        if not checked:
+            _check_shape(raw, file, path, columns, file_rows)
+            checked = True
+        if deleted is not None and len(deleted):
+            keep = ~np.isin(np.arange(start, start + raw.num_rows, dtype=np.int64), deleted)
+            if not keep.all():
+                raw = raw.filter(pa.array(keep))
+        out = _evolve(raw, current, names, file_fields, system, path, orc=orc)
+        if predicate is not None and not prune_only:
+            out = out.filter(predicate.to_arrow_expression())
+        if out.num_rows:
+            yield out
+
+
+def _evolve(raw: pa.Table, current: TableSchema, names: Sequence[str], file_fields: Sequence[DataField | None],
+            system: Sequence[str], path: str, *, orc: bool) -> pa.Table:
+    """Rows of a file (its own column names) as columns `names` of the current schema + system columns."""
     arrays = []
     fields = []
     for n, file_field in zip(names, file_fields, strict=True):
@@ -158,5 +213,4 @@ def read_data_file(
                 raise CorruptMetadataError(f"data file {path}: system column {s!r} is unreadable ({e})") from None
         arrays.append(col)
         fields.append(pa.field(s, col.type, nullable=False))
-    out = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    return out.filter(predicate.to_arrow_expression()) if predicate is not None else out
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

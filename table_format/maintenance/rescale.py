@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-
 from table_format.errors import OptionError, UnsupportedFeatureError
 from table_format.maintenance.results import RescaleResult
 from table_format.options import BucketMode
@@ -92,7 +90,8 @@ def plan_rescale(store: FileStore, *, bucket: int, partitions: Sequence[Mapping[
 
 
 def run_rescale_task(store: FileStore, task: RescaleTask) -> RescaleOutcome:
-    """Read the partition's merged rows at the pinned snapshot and write them with `store`'s bucket count.
+    """Read the partition's merged rows at the pinned snapshot and write them with `store`'s bucket count, a
+    bounded part of a bucket at a time.
 
     Runs on any process; nothing is committed. On failure the files written so far are deleted.
     """
@@ -101,13 +100,15 @@ def run_rescale_task(store: FileStore, task: RescaleTask) -> RescaleOutcome:
     snapshot = old.snapshots.snapshot(task.snapshot_id)
     splits = [s for s in plan_splits(old, snapshot, None) if s.partition == task.partition]
     reader = SplitReader(old)
-    tables = [reader.read(s) for s in splits]
-    rows = pa.concat_tables(tables) if tables else None
     writer = TableWrite(store, ignore_previous_files=True)
+    rows = 0
     try:
-        if rows is not None and rows.num_rows:
-            writer.write(rows)
-        return RescaleOutcome(tuple(writer.prepare_commit()), rows.num_rows if rows is not None else 0)
+        for split in splits:  # merged in key ranges (SplitReader.iter_read): bounded memory for a large bucket
+            for part in reader.iter_read(split):
+                if part.num_rows:
+                    writer.write(part)
+                    rows += part.num_rows
+        return RescaleOutcome(tuple(writer.prepare_commit()), rows)
     except BaseException:
         writer.abort()
         raise
@@ -130,7 +131,7 @@ def abort_rescale(store: FileStore, outcomes: Iterable[RescaleOutcome]) -> None:
     """Delete the files of outcomes that will not be committed."""
     for o in outcomes:
         for m in o.messages:
-            for f in m.new_files:
+            for f in (*m.new_files, *m.changelog_files):
                 store.file_io.delete_quietly(store.data_file_path(m.partition, m.bucket, f.file_name))
 
 

@@ -25,6 +25,10 @@ Mirrors `t$audit_log` read with `incremental-between=start,end`:
 ``merged=False`` reads the range as Paimon >= 1.1 does (apache/paimon#5361: IncrementalDeltaStartingScanner builds
 streaming splits, read without merging): the same snapshots' files of every level (no level-0 skip), every record
 of every file with its row kind, no deletion vectors applied.
+
+Each group is merged whole, not in key ranges (lsm/key_ranges.py): which of two records with equal sequence numbers
+the LoserTree pops first depends on the last round each run took part in, which may be an earlier key's, so a
+cut between keys would change the order of ties.
 """
 
 from __future__ import annotations

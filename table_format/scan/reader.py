@@ -16,17 +16,21 @@ whole filter file by file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_field
-from table_format.data.file_reader import read_data_file
+from table_format.data.file_reader import iter_data_file, read_data_file
 from table_format.errors import SchemaError
+from table_format.lsm.key_ranges import KeyRanges, Piece, concat_pieces, estimated_bytes, row_bytes, sorted_runs
 from table_format.merge import merge_kv, merge_spec
+from table_format.meta.manifest import DataFileMeta
+from table_format.options import MergeEngine
 from table_format.predicate import Predicate
-from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 
@@ -59,18 +63,124 @@ class SplitReader:
         self.merge_spec = merge_spec(schema, table=store.identifier) if store.has_primary_key else None
         # the merge engine may need more columns than projected: keys, sequence.field, sequence groups
         self.merge_columns = self.merge_spec.required_columns(needed) if self.merge_spec is not None else needed
+        # Java 0.9 filters keys by file and row-group statistics only, and merges every row it read: the rows of
+        # keys the filter excludes still reach the merge function, which refuses -U/-D records unless configured
+        # to take them (partial-update, first-row, some aggregations). Those engines read the row groups whole and
+        # merge the excluded rows holding retractions too, so a filtered read fails where Java's does.
+        self.merge_excluded = (self.key_predicate is not None and self.merge_spec is not None
+                               and self.merge_spec.engine != MergeEngine.DEDUPLICATE
+                               and not self.merge_spec.ignore_delete)
         self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
+        self.budget = store.options.sort_spill_buffer_size
+        self.row_bytes = row_bytes(pa.schema([to_arrow_field(schema.field(c)) for c in self.merge_columns])) + 9
+
+    def is_large(self, split: DataSplit) -> bool:
+        """Whether the split's decoded rows exceed the memory budget (`sort-spill-buffer-size`): it is then read
+        in key ranges (merged splits) or file slices (raw splits) rather than whole."""
+        return estimated_bytes(split.files, self.row_bytes) > self.budget
 
     # ---- file level ----------------------------------------------------------------------
     def read_data_file(self, split: DataSplit, index: int, names: Sequence[str], *,
-                       system: Sequence[str] = (), predicate: Predicate | None = None) -> pa.Table:
-        """Columns `names` (current schema) + system columns of one file of the split, rows matching `predicate`."""
+                       system: Sequence[str] = (), predicate: Predicate | None = None,
+                       prune_only: bool = False) -> pa.Table:
+        """Columns `names` (current schema) + system columns of one file of the split, rows matching `predicate`
+        (`prune_only`: all rows of the row groups that may match)."""
         dv = split.deletion_files[index] if split.deletion_files else None
         return read_data_file(self.store, split.partition, split.bucket, split.files[index], names,
-                              system=system, deletion_file=dv, predicate=predicate)
+                              system=system, deletion_file=dv, predicate=predicate, prune_only=prune_only)
 
     # ---- split level ---------------------------------------------------------------------
     def read(self, split: DataSplit) -> pa.Table:
+        """The split's rows, whole (see `iter_read` for a large split in bounded memory)."""
+        if self.is_large(split):
+            tables = list(self.iter_read(split))
+            return pa.concat_tables(tables) if tables else self.output_schema.empty_table()
+        return self._read_whole(split)
+
+    def iter_read(self, split: DataSplit) -> Iterator[pa.Table]:
+        """The split's rows in slices: one table for a split within the budget; otherwise merged key ranges
+        (primary-key splits) or file slices, each about `sort-spill-buffer-size` of decoded rows."""
+        if not self.is_large(split):
+            yield self._read_whole(split)
+            return
+        store = self.store
+        if not store.has_primary_key or split.raw_convertible:
+            for i in range(len(split.files)):
+                for t in self._iter_file(split, i, self.read_columns, predicate=self.predicate,
+                                         batch_rows=self._batch_rows(1)):
+                    yield self.project(t)
+            return
+        for merged in self.iter_merge(split):
+            if self.predicate is not None and self.predicate != self.key_predicate:
+                merged = merged.filter(self.predicate.to_arrow_expression())
+            if merged.num_rows:
+                yield self.project(merged)
+
+    def _batch_rows(self, runs: int) -> int:
+        return max(1, self.budget // (max(1, runs) * self.row_bytes))
+
+    def _iter_file(self, split: DataSplit, index: int, names: Sequence[str], *, batch_rows: int,
+                   system: Sequence[str] = (), predicate: Predicate | None = None,
+                   prune_only: bool = False) -> Iterator[pa.Table]:
+        dv = split.deletion_files[index] if split.deletion_files else None
+        return iter_data_file(self.store, split.partition, split.bucket, split.files[index], names,
+                              batch_rows=batch_rows, system=system, deletion_file=dv, predicate=predicate,
+                              prune_only=prune_only)
+
+    def _key_filter(self, data: pa.Table) -> pa.Table:
+        """With `merge_excluded`: the rows of the keys the filter keeps; the excluded rows are merged (and dropped)
+        when they hold -U/-D records, so that the merge engine refuses them as Java's does."""
+        if not self.merge_excluded or self.key_predicate is None or not data.num_rows:
+            return data
+        rows = pa.array(np.arange(data.num_rows, dtype=np.int64))
+        kept = data.append_column("__row", rows).filter(self.key_predicate.to_arrow_expression()).column("__row")
+        mask = np.zeros(data.num_rows, dtype=bool)
+        mask[kept.to_numpy()] = True
+        if mask.all():
+            return data
+        mask_array = pa.array(mask)
+        excluded = data.filter(pc.invert(mask_array))
+        kinds = excluded.column(VALUE_KIND)
+        if pc.any(pc.is_in(kinds, pa.array([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)], pa.int8()))).as_py():
+            merge_kv(excluded, schema=self.store.schema, options=self.store.options, drop_retractions=True,
+                     table=self.store.identifier, spec=self.merge_spec)
+        return data.filter(mask_array)
+
+    def iter_merge(self, split: DataSplit) -> Iterator[pa.Table]:
+        """The merged rows of a primary-key split, key range by key range (lsm/key_ranges.py): the same rows
+        as the whole-split merge, a bounded number of rows of each sorted run in memory."""
+        order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
+        position = {f: p for p, f in enumerate(order)}
+        files = [split.files[i] for i in order]
+        seq_ordered = self._seq_ordered(files)
+        system = (VALUE_KIND,) if seq_ordered else (SEQUENCE_NUMBER, VALUE_KIND)
+        chains = sorted_runs(split.files, self.store.key_types)
+        batch_rows = self._batch_rows(len(chains))
+
+        def run(chain: list[int]) -> Iterator[Piece]:
+            for i in chain:
+                for t in self._iter_file(split, i, self.merge_columns, batch_rows=batch_rows, system=system,
+                                         predicate=self.key_predicate, prune_only=self.merge_excluded):
+                    yield position[i], t
+
+        ranges = KeyRanges([run(c) for c in chains], self.key_names, self.store.key_types, run_rows=batch_rows)
+        for pieces in ranges:
+            data = concat_pieces(pieces)
+            if seq_ordered:  # input order is sequence order (see _merge)
+                data = data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+                                          pa.array(np.arange(data.num_rows, dtype=np.int64)))
+                data = data.select([*self.merge_columns, SEQUENCE_NUMBER, VALUE_KIND])
+            data = self._key_filter(data)
+            yield merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
+                           seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
+
+    def _seq_ordered(self, files: Sequence[DataFileMeta]) -> bool:
+        """Files (oldest first) whose sequence ranges do not overlap: input order is sequence order."""
+        return not self.sequence_fields and all(
+            a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False)
+        )
+
+    def _read_whole(self, split: DataSplit) -> pa.Table:
         store = self.store
         if not store.has_primary_key or split.raw_convertible:
             # every row read is a final row: the whole filter applies file by file (object stores: files in parallel)
@@ -90,8 +200,9 @@ class SplitReader:
         `_VALUE_KIND` is always read: pypaimon 2.1 writes `deleteRowCount` 0 for files holding -D rows."""
         if not seq_ordered:
             return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND),
-                                       predicate=self.key_predicate)
-        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate)
+                                       predicate=self.key_predicate, prune_only=self.merge_excluded)
+        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate,
+                                   prune_only=self.merge_excluded)
         placeholder = pa.array(np.zeros(data.num_rows, dtype=np.int64))
         return data.add_column(len(self.merge_columns), pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                                placeholder)
@@ -103,14 +214,13 @@ class SplitReader:
         # read runs oldest first: when their sequence ranges do not overlap, input order is sequence order
         order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
         files = [split.files[i] for i in order]
-        seq_ordered = not self.sequence_fields and all(
-            a.max_sequence_number < b.min_sequence_number for a, b in zip(files, files[1:], strict=False)
-        )
+        seq_ordered = self._seq_ordered(files)
         tables = self.store.file_io.parallel_map(lambda i: self._read_for_merge(split, i, seq_ordered), order)
         data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         if seq_ordered:  # the synthesized sequence numbers (see below) keep the input order
             data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,
                                    pa.array(np.arange(data.num_rows, dtype=np.int64)))
+        data = self._key_filter(data)
         merged = merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                           seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
         return merged

@@ -107,7 +107,12 @@ class FileStoreCommit:
         last: int | None = None
         if overwrite is not None:
             last = self._commit_with_retry(append, CommitKind.OVERWRITE, overwrite=overwrite,
-                                           identifier=commit_identifier, index=index)  # overwrites commit no changelog
+                                           identifier=commit_identifier, index=index)
+            # an overwrite commits no changelog (Java 0.9 ignores them with a warning): the files the writer made
+            # for it (changelog-producer 'input', e.g. a rescale's rewrite) would be orphans
+            for e in changelog:
+                self.store.file_io.delete_quietly(self.store.data_file_path(e.partition, e.bucket, e.file.file_name,
+                                                                            e.file.external_path))
         elif append or index.added or index.deleted:
             kind = CommitKind.OVERWRITE if any(e.kind == FileKind.DELETE for e in append) else CommitKind.APPEND
             last = self._commit_with_retry(append, kind, identifier=commit_identifier, index=index,

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from table_format.data.deletion_vector import (
     DELETION_VECTORS,
@@ -29,11 +28,13 @@ from table_format.merge import merge_kv
 from table_format.meta.manifest import DataFileMeta, DeletionVectorMeta, FileSource, IndexFileMeta
 from table_format.options import ChangelogProducer, MergeEngine
 from table_format.row.binary_row import decode_row
-from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
-from table_format.write.changelog import changelog_of, key_codes
+from table_format.write.changelog import key_codes
 from table_format.write.commit_message import CommitMessage
+from table_format.write.compaction_changelog import compaction_changelog
 from table_format.write.file_writer import DataFileWriter
+from table_format.write.key_range_rewrite import fits_in_memory, rewrite_by_key_ranges
 
 SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio: files below ratio x target are "small"
 
@@ -140,6 +141,20 @@ class _BucketCompaction:
             return
         store = self.store
         names = store.schema.field_names
+        if not fits_in_memory(store, files):
+            writer = DataFileWriter(store, self.task.partition, self.task.bucket, level=self.output_level,
+                                    file_source=FileSource.COMPACT)
+            try:
+                new = rewrite_by_key_ranges(
+                    store, self.task.partition, self.task.bucket, files, self._dv, writer,
+                    lambda data: merge_kv(data, schema=store.schema, options=store.options,
+                                          drop_retractions=self.drop_delete))
+            finally:
+                self.written.extend(writer.written_paths)
+            self.before.extend(files)
+            self.after.extend(new)
+            self.rewritten += len(files)
+            return
         tables = [
             read_data_file(store, self.task.partition, self.task.bucket, f, names,
                            system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=self._dv.get(f.file_name))
@@ -277,70 +292,6 @@ def _lookup_deletions(
     return list(unit.files), after, added
 
 
-def _restrict_to_keys(data: pa.Table, scope: pa.Table, keys: list[str]) -> pa.Table:
-    codes_scope, codes_data = key_codes([scope, data], keys)
-    return data.filter(pa.array(np.isin(codes_data, codes_scope)))
-
-
-def _compaction_changelog(
-    store: FileStore, task: CompactTask, unit: CompactUnit, levels: Levels, written: list[str]
-) -> list[DataFileMeta]:
-    """Changelog files of this compaction for changelog-producer full-compaction / lookup."""
-    producer = store.options.changelog_producer
-    max_level = levels.max_level
-    if producer == ChangelogProducer.FULL_COMPACTION and unit.output_level == max_level and len(unit.runs) == len(
-        levels.sorted_runs()
-    ):
-        scope_files = [f for f in task.files if f.level != max_level]
-        before_files = [f for f in task.files if f.level == max_level]
-    elif producer == ChangelogProducer.LOOKUP and any(f.level == 0 for f in unit.files):
-        scope_files = [f for f in unit.files if f.level == 0]
-        before_files = [f for f in task.files if f.level > 0]
-    else:
-        return []
-    if not scope_files:
-        return []
-    dv = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
-    names = store.schema.field_names
-    keys = [f.name for f in store.key_fields]
-
-    def read(files: list[DataFileMeta]) -> pa.Table:
-        tables = [
-            read_data_file(store, task.partition, task.bucket, f, names, system=(SEQUENCE_NUMBER, VALUE_KIND),
-                           deletion_file=dv.get(f.file_name))
-            for f in sorted(files, key=lambda f: f.min_sequence_number)
-        ]
-        return pa.concat_tables(tables)
-
-    scope = read(scope_files)
-    everything = _restrict_to_keys(read(list(task.files)), scope, keys)
-    old = read(before_files) if before_files else everything.schema.empty_table()
-    old = _restrict_to_keys(old, scope, keys)
-    opts = store.options
-    before = merge_kv(old, schema=store.schema, options=opts, drop_retractions=True)
-    after = merge_kv(everything, schema=store.schema, options=opts, drop_retractions=True)
-    ignore = [c.strip() for c in opts.raw.get("changelog-producer.row-deduplicate-ignore-fields", "").split(",")
-              if c.strip()]
-    log = changelog_of(
-        before, after, keys=keys, value_columns=names,
-        row_deduplicate=opts.raw.get("changelog-producer.row-deduplicate", "false").lower() == "true",
-        ignore_fields=ignore,
-    )
-    if opts.merge_engine == MergeEngine.FIRST_ROW:
-        # FirstRowMergeFunctionWrapper: a key that was already there never changes; only new keys give +I
-        log = log.filter(pc.equal(log.column(VALUE_KIND), int(RowKind.INSERT)))
-    if log.num_rows == 0:
-        return []
-    # MergeTreeCompactRewriter.rewriteChangelogCompaction: changelog files carry the compaction's output level
-    writer = DataFileWriter(store, task.partition, task.bucket, level=unit.output_level, file_source=FileSource.COMPACT,
-                            prefix="changelog-")
-    try:
-        return writer.write(log.select(names), sequence_numbers=log.column(SEQUENCE_NUMBER).to_numpy(),
-                            kinds=log.column(VALUE_KIND).combine_chunks())
-    finally:
-        written.extend(writer.written_paths)
-
-
 @dataclass(frozen=True, slots=True)
 class CompactOutcome:
     message: CommitMessage | None
@@ -384,7 +335,9 @@ def _run_compact_task(store: FileStore, task: CompactTask) -> CompactOutcome:
         job = _BucketCompaction(store, task, unit.output_level, drop_delete)
         dv_added: dict[str, np.ndarray] = {}
         try:
-            changelog = _compaction_changelog(store, task, unit, levels, job.written)
+            dv = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
+            changelog = compaction_changelog(store, task.partition, task.bucket, task.files, dv, unit, levels,
+                                             job.written)
             if store.options.deletion_vectors_enabled and not task.full:
                 job.before, job.after, dv_added = _lookup_deletions(store, task, unit, job.written)
                 job.rewritten = len(job.before)

@@ -84,6 +84,10 @@ class DataFileWriter:
             start = end
         return out
 
+    def write_file(self, rows: pa.Table, *, sequence_numbers: np.ndarray, kinds: pa.Array | None) -> DataFileMeta:
+        """`rows` (non-empty, sorted) as exactly one file, whatever its size (callers that roll files themselves)."""
+        return self._write_one(rows, sequence_numbers, kinds)
+
     def _write_one(self, rows: pa.Table, seqs: np.ndarray, kinds: pa.Array | None) -> DataFileMeta:
         store = self.store
         fmt = store.options.file_format

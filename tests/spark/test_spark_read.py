@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql.utils import CapturedException
 
 from jobs.spark.types import exchange_schema, to_exchange
-from table_format import FileSystemCatalog, write_table
+from table_format import FileSystemCatalog, iter_split, write_table
 
 pytestmark = pytest.mark.spark
 
@@ -136,6 +136,21 @@ def test_primary_key_merged_view_time_travel_and_tags(spark, warehouse):
     assert {r["_row_kind"] for r in _spark_rows(changes)} >= {"+U", "-D", "+I"}
     with pytest.raises(CapturedException, match="'snapshot-id', 'tag'"):
         read().option("snapshot-id", "1").option("tag", "first").load(table.path).schema  # noqa: B018
+
+
+def test_a_split_above_the_memory_budget_is_read_in_key_ranges(spark, warehouse):
+    """`sort-spill-buffer-size` of 2 kb: each executor merges its split key range by key range (iter_split)."""
+    table = _catalog(warehouse).create_table(
+        "db.ranges", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]),
+        primary_keys=["k"], options={"bucket": "1", "write-only": "true", "sort-spill-buffer-size": "2 kb"})
+    for run in range(3):
+        keys = pa.array(range(run, 3000, run + 1), pa.int64())
+        write_table(table, pa.table({"k": keys, "v": [f"r{run}"] * len(keys)}))
+    table = table.refresh()
+    split = table.scan().plan()[0]
+    assert len(split.files) == 3 and len(list(iter_split(table, split))) > 10
+    assert _spark_rows(spark.read.format("paimon").load(table.path)) == _our_rows(table)
+    assert len(_our_rows(table)) == 3000
 
 
 def test_load_by_warehouse_and_identifier(spark, events, warehouse):

@@ -1,0 +1,130 @@
+"""Compaction rewrites and changelog production in bounded memory: the files' sorted runs merged key range by key
+range (lsm/key_ranges.py), merged rows written as they come.
+
+Mirrors MergeTreeCompactRewriter (a SortMergeReader over the runs feeding a RollingFileWriter) and
+FullChangelogMergeTreeCompactRewriter: the merge holds about `sort-spill-buffer-size` of decoded rows, the output
+at most `write-buffer-size` of rows before they become a file of about `target-file-size`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from table_format.data.deletion_vector import DeletionFile
+from table_format.data.file_reader import iter_data_file
+from table_format.lsm.key_ranges import KeyRanges, Piece, estimated_bytes, row_bytes, sorted_runs
+from table_format.meta.manifest import DataFileMeta
+from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
+from table_format.store.file_store import FileStore
+from table_format.write.file_writer import DataFileWriter, kv_schema
+
+
+def _per_row(store: FileStore) -> int:
+    return row_bytes(kv_schema(store))
+
+
+def fits_in_memory(store: FileStore, files: Sequence[DataFileMeta]) -> bool:
+    """Whether merging `files` whole stays within `sort-spill-buffer-size` of decoded rows."""
+    return estimated_bytes(files, _per_row(store)) <= store.options.sort_spill_buffer_size
+
+
+def key_range_pieces(store: FileStore, partition: bytes, bucket: int, files: Sequence[DataFileMeta],
+                     deletion_files: dict[str, DeletionFile]) -> tuple[Iterator[list[Piece]], list[DataFileMeta]]:
+    """The key ranges of `files` (every column, `_SEQUENCE_NUMBER`, `_VALUE_KIND`) and the files in input order
+    (oldest first): a piece's tag is its file's position in that list."""
+    ordered = sorted(files, key=lambda f: f.min_sequence_number)
+    names = store.schema.field_names
+    runs = sorted_runs(ordered, store.key_types)
+    budget = store.options.sort_spill_buffer_size
+    batch_rows = max(1, budget // (max(1, len(runs)) * _per_row(store)))
+
+    def run(chain: list[int]) -> Iterator[Piece]:
+        for i in chain:
+            f = ordered[i]
+            for t in iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
+                                    system=(SEQUENCE_NUMBER, VALUE_KIND),
+                                    deletion_file=deletion_files.get(f.file_name)):
+                yield i, t
+
+    keys = [f.name for f in store.key_fields]
+    return iter(KeyRanges([run(c) for c in runs], keys, store.key_types, run_rows=batch_rows)), ordered
+
+
+class RollingOutput:
+    """Merged rows (table columns + `_SEQUENCE_NUMBER` + `_VALUE_KIND`, in key order) added range by range and
+    written as files of about `target-file-size`, with at most `write-buffer-size` of rows buffered."""
+
+    def __init__(self, store: FileStore, writer: DataFileWriter) -> None:
+        self.store = store
+        self.writer = writer
+        self.names = store.schema.field_names
+        self.cap = store.options.write_buffer_size
+        self.buffer: list[pa.Table] = []
+        self.buffered = 0
+        self.ratio = 1.0  # file bytes per decoded byte, learnt from the files written
+        self.files: list[DataFileMeta] = []
+
+    def add(self, merged: pa.Table) -> None:
+        if not merged.num_rows:
+            return
+        # merged runs and lone records may differ in nullability: one schema for the file
+        merged = pa.Table.from_arrays(merged.columns, schema=pa.schema([f.with_nullable(True) for f in merged.schema]))
+        self.buffer.append(merged)
+        self.buffered += merged.nbytes
+        if self.buffered >= min(self.cap, self.store.options.target_file_size / self.ratio):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        rows = pa.concat_tables(self.buffer) if len(self.buffer) > 1 else self.buffer[0]
+        decoded = self.buffered
+        self.buffer, self.buffered = [], 0
+        meta = self.writer.write_file(rows.select(self.names),
+                                      sequence_numbers=rows.column(SEQUENCE_NUMBER).to_numpy(),
+                                      kinds=rows.column(VALUE_KIND).combine_chunks())
+        self.ratio = max(1e-3, meta.file_size / max(1, decoded))
+        self.files.append(meta)
+
+    def finish(self) -> list[DataFileMeta]:
+        self.flush()
+        return self.files
+
+
+def rewrite_by_key_ranges(store: FileStore, partition: bytes, bucket: int, files: Sequence[DataFileMeta],
+                          deletion_files: dict[str, DeletionFile], writer: DataFileWriter,
+                          merge: Callable[[pa.Table], pa.Table]) -> list[DataFileMeta]:
+    """`files` merged range by range with `merge` into files of `writer`."""
+    ranges, _ = key_range_pieces(store, partition, bucket, files, deletion_files)
+    out = RollingOutput(store, writer)
+    for pieces in ranges:
+        out.add(merge(_concat([t for _, t in pieces])))
+    return out.finish()
+
+
+def changelog_by_key_ranges(store: FileStore, partition: bytes, bucket: int, files: Sequence[DataFileMeta],
+                            deletion_files: dict[str, DeletionFile], scope: Sequence[DataFileMeta],
+                            before: Sequence[DataFileMeta],
+                            log_of: Callable[[pa.Table, pa.Table, pa.Table | None], pa.Table],
+                            writer: DataFileWriter) -> list[DataFileMeta]:
+    """A compaction's changelog range by range: `log_of(scope rows, rows of all files, rows of the `before` files)`
+    of each key range holding rows of `scope`, written as changelog files of `writer`."""
+    ranges, ordered = key_range_pieces(store, partition, bucket, files, deletion_files)
+    scope_names, before_names = {f.file_name for f in scope}, {f.file_name for f in before}
+    in_scope = np.array([f.file_name in scope_names for f in ordered])
+    in_before = np.array([f.file_name in before_names for f in ordered])
+    out = RollingOutput(store, writer)
+    for pieces in ranges:
+        scope_rows = [t for tag, t in pieces if in_scope[tag]]
+        if not scope_rows:
+            continue
+        old = [t for tag, t in pieces if in_before[tag]]
+        out.add(log_of(_concat(scope_rows), _concat([t for _, t in pieces]), _concat(old) if old else None))
+    return out.finish()
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
