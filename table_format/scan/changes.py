@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -54,7 +54,24 @@ _ROUND = "__round"  # merge key of one round of one key: (key, occurrence in its
 T = TypeVar("T")
 
 
-def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None) -> pa.Table:
+@dataclass(frozen=True)
+class ChangeSplit:
+    """Files of one (partition, bucket) read together for an incremental read (picklable: read on any process)."""
+
+    partition: bytes
+    bucket: int
+    files: tuple[DataFileMeta, ...]
+    deletion_files: tuple[tuple[str, DeletionFile], ...] = ()  # (file name, its deletion file)
+    merged: bool = True  # primary-key splits merge their files; an append split is one file read as it is
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.file_size for f in self.files)
+
+
+def plan_changes(store: FileStore, start: int, end: int | None) -> list[ChangeSplit]:
+    """The splits of the changes after snapshot `start` up to `end` (default latest), in (partition, bucket) order;
+    reading each with `read_change_split` and concatenating gives `read_changes`."""
     latest = store.snapshots.latest_id()
     earliest = store.snapshots.earliest_id()
     end = latest if end is None else end
@@ -63,20 +80,39 @@ def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequ
             f"table {store.identifier!r}: no changes between snapshots {start} and {end} "
             f"(available: {earliest} to {latest})"
         )
-    reader = SplitReader(store, columns=columns)
-    out: list[pa.Table] = []
+    splits: list[ChangeSplit] = []
     for (partition, bucket, dv_key), entries in sorted(_grouped_files(store, start, end).items(),
                                                        key=lambda kv: kv[0][:2]):
         files = [e.file for e in entries]
         if not store.has_primary_key:
-            for f in files:
-                data = read_data_file(store, partition, bucket, f, reader.columns)
-                out.append(_with_kinds(reader.project(data), pa.array(["+I"] * data.num_rows, pa.string())))
+            splits.extend(ChangeSplit(partition, bucket, (f,), merged=False) for f in files)
             continue
         for split in _split_for_batch(store, files):
-            merged = _merge_read(store, reader, partition, bucket, split, _split_deletion_files(store, split, dv_key))
-            out.append(_with_kinds(reader.project(merged), row_kind_strings(merged.column(VALUE_KIND))))
-    schema = reader.output_schema.append(pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
+            dvs = _split_deletion_files(store, split, dv_key)
+            splits.append(ChangeSplit(partition, bucket, tuple(split), tuple(sorted(dvs.items()))))
+    return splits
+
+
+def changes_schema(store: FileStore, columns: Sequence[str] | None = None) -> pa.Schema:
+    """The schema of `read_changes` before nullability is relaxed: the projected columns, then `_row_kind`."""
+    return SplitReader(store, columns=columns).output_schema.append(
+        pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
+
+
+def read_change_split(store: FileStore, split: ChangeSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
+    """The changed rows of one split, with `_row_kind` (every column may be null: see `read_changes`)."""
+    reader = SplitReader(store, columns=columns)
+    if not split.merged:
+        (f,) = split.files
+        data = read_data_file(store, split.partition, split.bucket, f, reader.columns)
+        return _with_kinds(reader.project(data), pa.array(["+I"] * data.num_rows, pa.string()))
+    merged = _merge_read(store, reader, split.partition, split.bucket, list(split.files), dict(split.deletion_files))
+    return _with_kinds(reader.project(merged), row_kind_strings(merged.column(VALUE_KIND)))
+
+
+def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None) -> pa.Table:
+    out = [read_change_split(store, split, columns=columns) for split in plan_changes(store, start, end)]
+    schema = changes_schema(store, columns)
     if not out:
         return schema.empty_table()
     if any(t.column(f.name).null_count for t in out for f in schema if not f.nullable):
