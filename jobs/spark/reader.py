@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 
 from jobs.spark.filters import Condition, split_filters
 from jobs.spark.read_options import ReadOptions
+from jobs.spark.threads import limit_to_task
 from jobs.spark.types import exchange_schema, to_exchange
 from table_format import ChangeSplit, DataSplit, Table, open_table, read_changes_split, read_split
 
@@ -64,6 +65,7 @@ class PaimonReader(DataSourceReader):
                            min_partitions=opts.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        limit_to_task()
         target = exchange_schema(self.schema)
         table = open_table(self.options.path, options=self.options.catalog_options)
         columns = list(self.options.columns) if self.options.columns else None
@@ -85,6 +87,18 @@ class PushdownReader(PaimonReader):
         table = open_table(self.options.path, options=self.options.catalog_options)
         self.conditions, rejected = split_filters(filters, read_schema(table, self.options))
         return rejected
+
+
+def pinned_snapshot(table: Table, options: ReadOptions) -> int | None:
+    """The snapshot a read of the latest data pins at load(): the latest one, unless the table's schema changed
+    after it (then reading that snapshot would time travel to its older schema, and the read is planned at its
+    first action instead); None for time travel, incremental reads and empty tables."""
+    if options.snapshot_id is not None or options.tag is not None or options.incremental is not None:
+        return None
+    latest = table.latest_snapshot()
+    if latest is None or latest.schema_id != table.store.schema.id:
+        return None
+    return latest.id
 
 
 def read_schema(table: Table, options: ReadOptions) -> pa.Schema:

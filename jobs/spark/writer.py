@@ -26,6 +26,7 @@ from pyspark.sql.types import StructType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
 from jobs.spark.read_options import CATALOG_OPTION_PREFIX, catalog_options, table_path
+from jobs.spark.threads import limit_to_task
 from jobs.spark.types import check_writable, to_table_units
 from table_format import (
     CommitMessage,
@@ -133,6 +134,7 @@ class PaimonWriter(DataSourceArrowWriter):
         self.plan = plan
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
+        limit_to_task()
         table = open_table(self.plan.path, options=self.plan.catalog_options)
         writer = table.new_write(overwrite=self.plan.overwrite)
         target = table.arrow_schema

@@ -161,6 +161,24 @@ def test_incremental_reads_split_by_bucket_in_parallel(spark, warehouse):
         spark.read.format("paimon").option("incremental-between", "2,9").load(table.path).count()
 
 
+def test_a_dataframe_reads_the_snapshot_latest_at_load_like_spark_file_sources(spark, events, tmp_path):
+    """load() pins the latest snapshot: commits after it are not seen by that DataFrame, before or after its first
+    action (as Spark's own Parquet source lists its files at load()); a new load() sees them."""
+    more = pa.table({"id": pa.array([900], pa.int64()), "dt": ["d0"], "name": ["late"], "x": [1.0]})
+    df = spark.read.format("paimon").load(events.path)
+    write_table(events, more)  # before the first action
+    assert df.count() == 400
+    write_table(events, more)  # after it
+    assert df.count() == 400 and df.where("id = 900").count() == 0
+    assert spark.read.format("paimon").load(events.path).count() == 402
+    parquet = tmp_path / "p"
+    spark.range(3).write.parquet(str(parquet))
+    files = spark.read.parquet(str(parquet))
+    spark.range(5).write.mode("append").parquet(str(parquet))
+    assert files.count() == 3  # Spark's file source: the listing of load()
+    assert spark.read.parquet(str(parquet)).count() == 8
+
+
 def test_load_by_warehouse_and_identifier(spark, events, warehouse):
     df = spark.read.format("paimon").option("warehouse", warehouse).load("db.events")
     assert df.count() == 400
