@@ -44,7 +44,7 @@ class FanOutResult(Generic[R]):
     failures: dict[int, UnitFailure]
 
 
-GROUPS_PER_SLOT = 4  # tasks per core: Spark hands the next task to whichever core frees first
+GROUPS_PER_SLOT = 2  # tasks per slot: a core that frees first takes the next; each task costs Spark overhead
 
 
 def pack(weights: Sequence[int], slots: int) -> list[list[int]]:
