@@ -14,7 +14,8 @@ Maintenance (sections ``compaction``, ``peer``): each Spark run is its own drive
 process), timed inside that driver after a warm-up job, so JVM start-up is not counted; best of R runs.
 
 * compaction: distributed full compaction of a primary-key table with B (>= 16) buckets, local[1] vs local[2]
-  (target: speed-up >= 1.7x, which needs 2 otherwise idle cores);
+  (target: speed-up >= 1.7x, which needs 2 otherwise idle cores), with the time per phase and per worker; and the
+  raw baseline: the same units in 1 vs 2 plain Python processes, without Spark (what the machine itself allows);
 * peer: ours on local[2] vs ``CALL sys.compact`` of Paimon's own Spark connector (local[2], its own pyspark venv,
   see scripts/bootstrap_spark.sh) on copies of the same table (goal: ours not slower);
 * planning (``--planning-files N``): a table whose latest snapshot lists N data files (real manifests, synthetic
@@ -25,6 +26,7 @@ process), timed inside that driver after a warm-up job, so JVM start-up is not c
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -235,6 +237,32 @@ def bench_compaction_scaling(src_wh: str, root: Path, repeat: int) -> dict[str, 
             "compact_spread_local2_ratio": max(a["seconds"] for a in runs["local[2]"]) / two["seconds"]}
 
 
+def _raw_unit(args: tuple[str, CompactTask]) -> CompactOutcome:
+    path, task = args
+    return open_table(path).maintenance.run_compaction_task(task)
+
+
+def raw_processes(path: str, workers: int) -> float:
+    """The raw baseline without Spark: the same compaction units run by `workers` plain Python processes (a warm
+    pool, biggest units first), not committed (their files are deleted afterwards); seconds."""
+    table = open_table(path)
+    tasks = sorted(table.maintenance.plan_compaction(full=True), key=lambda t: -sum(f.file_size for f in t.files))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(_warm, range(workers * 2)))
+        start = time.perf_counter()
+        outcomes = list(pool.map(_raw_unit, [(path, t) for t in tasks]))
+        seconds = time.perf_counter() - start
+    table.maintenance.abort_compaction(outcomes)
+    return seconds
+
+
+def bench_raw_scaling(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
+    """How this machine scales the units' work from 1 to 2 processes, without Spark (the ceiling for local[2])."""
+    one = min(raw_processes(_copy(src_wh, root, f"raw1-{i}")[1], 1) for i in range(repeat))
+    two = min(raw_processes(_copy(src_wh, root, f"raw2-{i}")[1], 2) for i in range(repeat))
+    return {"raw_1_process": one, "raw_2_processes": two, "raw_process_speedup_ratio": one / two}
+
+
 def bench_vs_paimon_connector(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
     """Ours on local[2] vs CALL sys.compact of Paimon's Spark connector on local[2], on copies of one table."""
     mine = min(ours("local[2]", _copy(src_wh, root, f"ours-{i}")[1]) for i in range(repeat))
@@ -327,6 +355,7 @@ def maintenance_sections(names: list[str], args: argparse.Namespace) -> dict[str
               f"(built in {time.perf_counter() - start:.1f} s); full compaction, driver-timed")
         if "compaction" in names:
             results.update(bench_compaction_scaling(src, root, args.repeat))
+            results.update(bench_raw_scaling(src, root, args.repeat))
         if "peer" in names:
             if PEER_JSON.is_file():
                 results.update(bench_vs_paimon_connector(src, root, args.repeat))
