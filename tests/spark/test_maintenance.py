@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,7 @@ def test_orphans_after_a_failed_write_are_found_by_the_executors(spark, warehous
     writer.write(batch(99))
     written = writer.prepare_commit()  # files written, never committed: orphans
     paths = {table.store.data_file_path(m.partition, m.bucket, f.file_name) for m in written for f in m.new_files}
+    time.sleep(0.05)  # older than "now" is strict, in milliseconds: a file of this very millisecond is kept
     result = remove_orphan_files(spark, table.path, older_than=dt.timedelta(0), dry_run=False)
     assert set(result.deleted_files) == paths
     assert not any(os.path.exists(p) for p in paths)
