@@ -79,12 +79,17 @@ def _create(path: str, schema: StructType, spec: TableSpec, *, catalog_options: 
             raise SchemaError(f"cannot create table {database}.{name} at {path!r}: {kind} columns {unknown} are not "
                               f"in the DataFrame (columns: {arrow.names})")
     catalog = FileSystemCatalog(warehouse, options=catalog_options)
+    new_database = not catalog.database_exists(database)
     catalog.create_database(database, exist_ok=True)
     try:
         return catalog.create_table(f"{database}.{name}", arrow, primary_keys=spec.primary_keys or (),
                                     partition_keys=spec.partition_keys or (), options=spec.options)
     except TableAlreadyExistsError:  # another writer created it meanwhile: write into theirs (checked by the caller)
         return open_table(path, options=catalog_options)
+    except BaseException:
+        if new_database and not catalog.list_tables(database):
+            catalog.drop_database(database)  # a refused table leaves nothing behind, not even its database
+        raise
 
 
 def check_spec(table: Table, spec: TableSpec) -> None:

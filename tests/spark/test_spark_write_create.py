@@ -63,7 +63,7 @@ def test_creation_errors_name_the_path_or_column_and_create_nothing(spark, wareh
     with pytest.raises(OptionError, match=r"must look like <warehouse>/<database>.db/<table>"):
         write(_df(spark), f"{warehouse}/plain/bad")
     with pytest.raises(OptionError, match="bucket"):
-        write(_df(spark), f"{warehouse}/db.db/bad2", primary_keys=["id"], table_options={"bucket": "many"})
-    assert not os.path.exists(f"{warehouse}/db.db/bad2/schema")
+        write(_df(spark), f"{warehouse}/fresh.db/bad2", primary_keys=["id"], table_options={"bucket": "many"})
+    assert not os.path.exists(f"{warehouse}/fresh.db")  # not even the database it would have created
     with pytest.raises(CapturedException, match="primary key columns"):
         _df(spark).write.format("paimon").mode("append").option("primary-key", "missing").save(f"{warehouse}/db.db/bad3")
