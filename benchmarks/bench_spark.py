@@ -14,7 +14,8 @@ Maintenance (sections ``compaction``, ``peer``): each Spark run is its own drive
 process), timed inside that driver after a warm-up job, so JVM start-up is not counted; best of R runs.
 
 * compaction: distributed full compaction of a primary-key table with B (>= 16) buckets, local[1] vs local[2]
-  (target: speed-up >= 1.7x, which needs 2 otherwise idle cores);
+  (target: speed-up >= 1.7x, which needs 2 otherwise idle cores), with the time per phase and per worker; and the
+  raw baseline: the same units in 1 vs 2 plain Python processes, without Spark (what the machine itself allows);
 * peer: ours on local[2] vs ``CALL sys.compact`` of Paimon's own Spark connector (local[2], its own pyspark venv,
   see scripts/bootstrap_spark.sh) on copies of the same table (goal: ours not slower);
 * planning (``--planning-files N``): a table whose latest snapshot lists N data files (real manifests, synthetic
@@ -25,6 +26,7 @@ process), timed inside that driver after a warm-up job, so JVM start-up is not c
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -44,8 +46,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from jobs.spark import compact, spark_session  # noqa: E402
-from table_format import FileSystemCatalog, open_table, write_table  # noqa: E402
+from jobs.spark import spark_session  # noqa: E402
+from jobs.spark.fan_out import fan_out  # noqa: E402
+from table_format import CompactOutcome, CompactTask, FileSystemCatalog, Table, open_table, write_table  # noqa: E402
 
 NARROW = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("s", pa.string()), ("x", pa.float64())])
 
@@ -102,7 +105,15 @@ def bench_read(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec
 
     paimon = best_of(repeat, lambda: scan(spark.read.format("paimon").load(table_path)))
     raw = best_of(repeat, lambda: scan(spark.read.parquet(parquet)))
-    return {"paimon_read": paimon, "parquet_read": raw, "read_ratio": paimon / raw}
+    # a selective filter (1% of the ids): without pushdown (the default) vs option("pushdown", "true"), which prunes
+    # files by their min/max statistics (docs/spark.md explains why pushdown is opt-in)
+    selective = f"id < {max(1, rows // 100)}"
+    unpruned = best_of(repeat, lambda: scan(spark.read.format("paimon").load(table_path).where(selective)))
+    pruned = best_of(repeat, lambda: scan(spark.read.format("paimon").option("pushdown", "true")
+                                          .load(table_path).where(selective)))
+    return {"paimon_read": paimon, "parquet_read": raw, "read_ratio": paimon / raw,
+            "filtered_read_default": unpruned, "filtered_read_pushdown": pruned,
+            "filtered_pushdown_speedup_ratio": unpruned / pruned}
 
 
 PEER_JSON = REPO / ".cache" / "paimon-spark" / "peer.json"
@@ -139,17 +150,38 @@ def _warm(_: object) -> object:
     return _
 
 
+def _timed_unit(table: Table) -> Callable[[CompactTask], tuple[CompactOutcome, float, int]]:
+    def run(task: CompactTask) -> tuple[CompactOutcome, float, int]:
+        start = time.perf_counter()
+        outcome = table.maintenance.run_compaction_task(task)
+        return outcome, time.perf_counter() - start, os.getpid()
+    return run
+
+
 def worker_compact(master: str, path: str) -> None:
-    """(subprocess) one distributed full compaction on `master`; prints {"seconds": ...}."""
+    """(subprocess) one distributed full compaction on `master`, through the seam ``jobs.spark.compact`` runs
+    (plan, fan_out, commit), each phase timed; prints {"seconds": ..., phases, per-worker unit seconds}."""
     spark = spark_session(master=master, app_name="bench-compact")
     try:
         spark.sparkContext.parallelize(range(8), 8).map(_warm).count()  # warm-up: JVM, Python workers, imports
         start = time.perf_counter()
-        result = compact(spark, path, full=True)
-        seconds = time.perf_counter() - start
+        table = open_table(path)
+        tasks = table.maintenance.plan_compaction(full=True)
+        planned = time.perf_counter()
+        ran = fan_out(spark, tasks, _timed_unit(table), weights=[sum(f.file_size for f in t.files) for t in tasks],
+                      job="bench compact")
+        fanned = time.perf_counter()
+        assert not ran.failures, ran.failures
+        result = table.maintenance.commit_compaction([o for o, _, _ in ran.outcomes])
+        end = time.perf_counter()
     finally:
         spark.stop()
-    print(json.dumps({"seconds": seconds, "result": dataclasses.asdict(result)}))
+    per_worker: dict[int, float] = {}
+    for _, seconds, pid in ran.outcomes:
+        per_worker[pid] = per_worker.get(pid, 0.0) + seconds
+    print(json.dumps({"seconds": end - start, "plan": planned - start, "spark_job": fanned - planned,
+                      "commit": end - fanned, "units": len(tasks), "worker_seconds": sorted(per_worker.values()),
+                      "result": dataclasses.asdict(result)}))
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> dict:
@@ -159,11 +191,15 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def ours(master: str, path: str) -> float:
+def ours_run(master: str, path: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1"}
     answer = _run([sys.executable, __file__, "--worker-compact", master, path], env)
     assert answer["result"]["snapshot_id"] is not None, answer
-    return float(answer["seconds"])
+    return answer
+
+
+def ours(master: str, path: str) -> float:
+    return float(ours_run(master, path)["seconds"])
 
 
 def peer(warehouse: str, cores: int) -> tuple[float, str]:
@@ -182,10 +218,49 @@ def _copy(src_wh: str, root: Path, name: str) -> tuple[str, str]:
 
 
 def bench_compaction_scaling(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
-    """Distributed full compaction, local[1] vs local[2], each on its own copy of the table; best of `repeat`."""
-    one = min(ours("local[1]", _copy(src_wh, root, f"one-{i}")[1]) for i in range(repeat))
-    two = min(ours("local[2]", _copy(src_wh, root, f"two-{i}")[1]) for i in range(repeat))
-    return {"compact_local1": one, "compact_local2": two, "compact_speedup_ratio": one / two}
+    """Distributed full compaction, local[1] vs local[2], each on its own copy of the table; best of `repeat`.
+    Also where the time goes: the Spark job's share outside the units, and the busiest worker's unit seconds
+    (the speed-up the work itself allows is local[1]'s unit seconds over local[2]'s busiest worker)."""
+    runs = {m: [ours_run(m, _copy(src_wh, root, f"{m[-2]}-{i}")[1]) for i in range(repeat)]
+            for m in ("local[1]", "local[2]")}
+    for master, answers in runs.items():
+        for a in answers:
+            print(f"  {master}: {a['seconds']:.2f} s = plan {a['plan']:.2f} + Spark job {a['spark_job']:.2f} "
+                  f"+ commit {a['commit']:.2f}; {a['units']} units, unit seconds per worker "
+                  f"{[round(w, 2) for w in a['worker_seconds']]}")
+    one = min(runs["local[1]"], key=lambda a: a["seconds"])
+    two = min(runs["local[2]"], key=lambda a: a["seconds"])
+    return {"compact_local1": one["seconds"], "compact_local2": two["seconds"],
+            "compact_speedup_ratio": one["seconds"] / two["seconds"],
+            "compact_unit_work_speedup_ratio": sum(one["worker_seconds"]) / max(two["worker_seconds"]),
+            "compact_spread_local1_ratio": max(a["seconds"] for a in runs["local[1]"]) / one["seconds"],
+            "compact_spread_local2_ratio": max(a["seconds"] for a in runs["local[2]"]) / two["seconds"]}
+
+
+def _raw_unit(args: tuple[str, CompactTask]) -> CompactOutcome:
+    path, task = args
+    return open_table(path).maintenance.run_compaction_task(task)
+
+
+def raw_processes(path: str, workers: int) -> float:
+    """The raw baseline without Spark: the same compaction units run by `workers` plain Python processes (a warm
+    pool, biggest units first), not committed (their files are deleted afterwards); seconds."""
+    table = open_table(path)
+    tasks = sorted(table.maintenance.plan_compaction(full=True), key=lambda t: -sum(f.file_size for f in t.files))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(_warm, range(workers * 2)))
+        start = time.perf_counter()
+        outcomes = list(pool.map(_raw_unit, [(path, t) for t in tasks]))
+        seconds = time.perf_counter() - start
+    table.maintenance.abort_compaction(outcomes)
+    return seconds
+
+
+def bench_raw_scaling(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
+    """How this machine scales the units' work from 1 to 2 processes, without Spark (the ceiling for local[2])."""
+    one = min(raw_processes(_copy(src_wh, root, f"raw1-{i}")[1], 1) for i in range(repeat))
+    two = min(raw_processes(_copy(src_wh, root, f"raw2-{i}")[1], 2) for i in range(repeat))
+    return {"raw_1_process": one, "raw_2_processes": two, "raw_process_speedup_ratio": one / two}
 
 
 def bench_vs_paimon_connector(src_wh: str, root: Path, repeat: int) -> dict[str, float]:
@@ -280,6 +355,7 @@ def maintenance_sections(names: list[str], args: argparse.Namespace) -> dict[str
               f"(built in {time.perf_counter() - start:.1f} s); full compaction, driver-timed")
         if "compaction" in names:
             results.update(bench_compaction_scaling(src, root, args.repeat))
+            results.update(bench_raw_scaling(src, root, args.repeat))
         if "peer" in names:
             if PEER_JSON.is_file():
                 results.update(bench_vs_paimon_connector(src, root, args.repeat))
@@ -301,9 +377,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--buckets", type=int, default=16)
     parser.add_argument("--commits", type=int, default=4)
     parser.add_argument("--planning-files", type=int, default=0)
+    parser.add_argument("--short", action="store_true",
+                        help="a quick run: 300,000 rows, 1,000,000 compaction rows, repeat 1")
     parser.add_argument("--worker-compact", nargs=2, metavar=("MASTER", "PATH"), help=argparse.SUPPRESS)
     parser.add_argument("--worker-planning", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.short:
+        args.rows, args.compaction_rows, args.repeat = 300_000, 1_000_000, 1
     if args.worker_compact:
         return worker_compact(*args.worker_compact)
     if args.worker_planning:
@@ -319,7 +399,8 @@ def main(argv: list[str] | None = None) -> None:
         results.update(spark_sections([n for n in names if n in ("write", "read")], args))
     if any(n in ("compaction", "peer") for n in names):
         results.update(maintenance_sections(names, args))
-    print(f"rows={args.rows:,} master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of)")
+    rows = f"rows={args.rows:,} " if any(n in ("write", "read") for n in names) else ""
+    print(f"{rows}master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of)")
     for key, value in results.items():
         unit = "x" if key.endswith("ratio") else "s"
         print(f"  {key:<32} {value:8.2f}{unit}")

@@ -36,10 +36,11 @@ from table_format.options import (
     parse_duration,
     parse_memory_size,
 )
+from table_format.scan.changes import ChangeSplit
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
 from table_format.summary import SnapshotSummary, snapshot_summary
-from table_format.table import Table, TableScan, iter_split, read_split
+from table_format.table import Table, TableScan, iter_split, read_changes_split, read_split
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
@@ -76,6 +77,7 @@ __all__ = [
     "CommitMessage",
     "CommitOutcomeUnknownError",
     "CorruptMetadataError",
+    "ChangeSplit",
     "DataSplit",
     "FileSystemCatalog",
     "OptionError",
@@ -96,6 +98,7 @@ __all__ = [
     "discard_written_files",
     "parse_duration",
     "parse_memory_size",
+    "read_changes_split",
     "read_split",
     "iter_split",
     "snapshot_summary",

@@ -28,7 +28,7 @@ from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rol
 from table_format.meta.snapshot import Snapshot, tag_from_json
 from table_format.options import BucketMode
 from table_format.predicate import Predicate, parse_filter
-from table_format.scan.changes import read_changes
+from table_format.scan.changes import ChangeSplit, plan_changes, read_change_split, read_changes
 from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.scan.split import DataSplit
@@ -214,6 +214,13 @@ class Table:
         `merged=False`: every record written in the range, as Paimon >= 1.1 reads them (docs/paimon-versions.md)."""
         return read_changes(self.store, start_snapshot_id, end_snapshot_id, columns=columns, merged=merged)
 
+    def change_splits(self, start_snapshot_id: int, end_snapshot_id: int | None = None, *,
+                      merged: bool = True) -> list[ChangeSplit]:
+        """`changes` planned as picklable splits (one (partition, bucket) each) to read apart with
+        `read_changes_split`; their rows together are those of `changes` with the same `merged` (the Spark data
+        source reads them in parallel)."""
+        return plan_changes(self.store, start_snapshot_id, end_snapshot_id, merged=merged)
+
     # ---- writing -------------------------------------------------------------------------
     def new_write(self, *, overwrite: bool = False, schema_mode: str = "strict") -> TableWrite:
         """A writer for a two-phase commit. `schema_mode="merge"`: input columns the table lacks are added and
@@ -298,6 +305,11 @@ class Table:
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:
         return system_table(self.store, name)
+
+
+def read_changes_split(table: Table, split: ChangeSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read one split of `table.change_splits(...)` (what an executor calls), with `_row_kind`."""
+    return read_change_split(table.store, split, columns=columns)
 
 
 def read_split(table: Table, split: DataSplit, *, columns: Sequence[str] | None = None,

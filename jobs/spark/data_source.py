@@ -13,13 +13,15 @@ Reader options: ``columns`` ("a,b": Spark does not prune Python data sources, so
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
-from jobs.spark.reader import PaimonReader, PushdownReader, read_schema
+from jobs.spark.reader import PaimonReader, PushdownReader, pinned_snapshot, read_schema
 from jobs.spark.types import spark_schema
 from jobs.spark.writer import PaimonWriter, plan_write
 from table_format import SchemaError, open_table
@@ -31,6 +33,8 @@ ROW_KIND = "_row_kind"
 class PaimonDataSource(DataSource):
     """Spark's entry point; ``self.options`` holds the user's options (case-insensitive) and ``path``."""
 
+    pinned_snapshot_id: int | None = None  # set by schema(), at load()
+
     @classmethod
     def name(cls) -> str:
         return FORMAT
@@ -39,6 +43,9 @@ class PaimonDataSource(DataSource):
         opts = read_options(self.options)
         table = open_table(opts.path, options=opts.catalog_options)
         arrow = read_schema(table, opts)
+        # load() pins the latest snapshot (PySpark pickles this instance after schema()): every action of the
+        # DataFrame reads it, as Spark's file sources list their files once, at load()
+        self.pinned_snapshot_id = pinned_snapshot(table, opts)
         if opts.columns is not None:
             unknown = [c for c in opts.columns if c not in arrow.names]
             if unknown:
@@ -53,6 +60,8 @@ class PaimonDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         options = read_options(self.options)
+        if self.pinned_snapshot_id is not None:  # None also when a schema was given with .schema(...)
+            options = dataclasses.replace(options, snapshot_id=self.pinned_snapshot_id)
         return (PushdownReader if options.pushdown else PaimonReader)(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

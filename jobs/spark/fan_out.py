@@ -17,6 +17,8 @@ from typing import Any, Generic, TypeVar
 
 from pyspark.sql import SparkSession
 
+from jobs.spark.threads import limit_to_task
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -42,8 +44,12 @@ class FanOutResult(Generic[R]):
     failures: dict[int, UnitFailure]
 
 
+GROUPS_PER_SLOT = 2  # tasks per slot: a core that frees first takes the next; each task costs Spark overhead
+
+
 def pack(weights: Sequence[int], slots: int) -> list[list[int]]:
-    """Longest processing time first: unit indices in at most `slots` groups of about equal total weight."""
+    """Longest processing time first: unit indices in at most `slots` groups of about equal total weight, the
+    heaviest group first."""
     slots = max(1, min(slots, len(weights)))
     heap = [(0, i) for i in range(slots)]
     groups: list[list[int]] = [[] for _ in range(slots)]
@@ -51,7 +57,8 @@ def pack(weights: Sequence[int], slots: int) -> list[list[int]]:
         load, slot = heapq.heappop(heap)
         groups[slot].append(index)
         heapq.heappush(heap, (load + max(weights[index], 1), slot))
-    return [sorted(g) for g in groups if g]
+    loads = {id(g): sum(max(weights[i], 1) for i in g) for g in groups}
+    return [sorted(g) for g in sorted(groups, key=lambda g: -loads[id(g)]) if g]
 
 
 def _failure(exc: BaseException) -> UnitFailure:
@@ -67,16 +74,19 @@ def fan_out(spark: SparkSession, units: Sequence[T], run: Callable[[T], R], *, w
             job: str) -> FanOutResult[R]:
     """Run `run(unit)` for every unit on the executors, in groups balanced by `weights`; never raises for a unit.
 
-    The number of groups is Spark's default parallelism (at most one group per unit); a group stops at its first
-    failing unit. `job` names the Spark job group (shown in the Spark UI).
+    The units go into GROUPS_PER_SLOT x Spark's default parallelism groups (at most one per unit), balanced by
+    weight and scheduled heaviest first, so that a core that finishes early takes the next group (list
+    scheduling: the cores stay evenly busy when units run slower or faster than their weight says). A group
+    stops at its first failing unit. `job` names the Spark job group (shown in the Spark UI).
     """
     if not units:
         return FanOutResult([], {})
     sc = spark.sparkContext
-    groups = pack(list(weights) if weights is not None else [1] * len(units), sc.defaultParallelism)
+    groups = pack(list(weights) if weights is not None else [1] * len(units), GROUPS_PER_SLOT * sc.defaultParallelism)
     payload = [[(i, units[i]) for i in group] for group in groups]
 
     def run_group(items: Iterator[list[tuple[int, T]]]) -> Iterator[tuple[int, bool, Any]]:
+        limit_to_task()
         for group in items:
             for index, unit in group:
                 try:

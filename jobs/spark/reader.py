@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
@@ -20,10 +20,12 @@ from pyspark.sql.types import StructType
 
 from jobs.spark.filters import Condition, split_filters
 from jobs.spark.read_options import ReadOptions
+from jobs.spark.threads import limit_to_task
 from jobs.spark.types import exchange_schema, to_exchange
-from table_format import DataSplit, Table, iter_split, open_table
+from table_format import ChangeSplit, DataSplit, Table, iter_split, open_table, read_changes_split
 
 BATCH_ROWS = 65536
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,10 +37,9 @@ class SplitsPartition(InputPartition):
 
 @dataclasses.dataclass(frozen=True)
 class ChangesPartition(InputPartition):
-    """The one partition of an incremental read (``table.changes(start, end)``)."""
+    """Splits of an incremental read (``table.change_splits(start, end)``), read one after the other."""
 
-    start: int
-    end: int
+    splits: tuple[ChangeSplit, ...]
 
 
 class PaimonReader(DataSourceReader):
@@ -51,20 +52,26 @@ class PaimonReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         opts = self.options
-        if opts.incremental is not None:
-            return [ChangesPartition(*opts.incremental)]
         table = open_table(opts.path, options=opts.catalog_options)
+        if opts.incremental is not None:
+            changes = table.change_splits(*opts.incremental)
+            groups = pack_by_size(changes, [max(s.size_bytes, opts.open_file_cost) for s in changes],
+                                  target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
+                                  min_partitions=opts.min_partitions)
+            return [ChangesPartition(tuple(g)) for g in groups]
         scan = table.scan(filter=self.conditions or None, columns=opts.columns, snapshot_id=opts.snapshot_id,
                           tag=opts.tag)
         return pack_splits(scan.plan(), target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
                            min_partitions=opts.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        limit_to_task()
         target = exchange_schema(self.schema)
         table = open_table(self.options.path, options=self.options.catalog_options)
         columns = list(self.options.columns) if self.options.columns else None
         if isinstance(partition, ChangesPartition):
-            yield from _batches(table.changes(partition.start, partition.end, columns=columns), target)
+            for change in partition.splits:
+                yield from _batches(read_changes_split(table, change, columns=columns), target)
             return
         if not isinstance(partition, SplitsPartition):
             return  # Spark's single empty partition when the plan has no split
@@ -82,6 +89,18 @@ class PushdownReader(PaimonReader):
         return rejected
 
 
+def pinned_snapshot(table: Table, options: ReadOptions) -> int | None:
+    """The snapshot a read of the latest data pins at load(): the latest one, unless the table's schema changed
+    after it (then reading that snapshot would time travel to its older schema, and the read is planned at its
+    first action instead); None for time travel, incremental reads and empty tables."""
+    if options.snapshot_id is not None or options.tag is not None or options.incremental is not None:
+        return None
+    latest = table.latest_snapshot()
+    if latest is None or latest.schema_id != table.store.schema.id:
+        return None
+    return latest.id
+
+
 def read_schema(table: Table, options: ReadOptions) -> pa.Schema:
     """Every column of the read, before the ``columns`` projection: time travel (``snapshot-id``, ``tag``) has the
     schema that snapshot was written with, as ``table.scan`` and Java do; the latest snapshot and
@@ -97,24 +116,32 @@ def _batches(data: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:
 def pack_splits(splits: Sequence[DataSplit], *, target_size: int, open_file_cost: int,
                 min_partitions: int) -> list[InputPartition]:
     """Spark partitions of about ``target_size`` bytes (each file weighs at least ``open_file_cost``), at least
-    ``min_partitions`` of them when there are enough pieces; biggest pieces first, next-fit, as Spark packs files."""
+    ``min_partitions`` of them when there are enough pieces."""
     pieces = [piece for split in splits for piece in _pieces(split)]
-    if not pieces:
+    groups = pack_by_size(pieces, [_weight(p, open_file_cost) for p in pieces], target_size=target_size,
+                          open_file_cost=open_file_cost, min_partitions=min_partitions)
+    return [SplitsPartition(tuple(g)) for g in groups]
+
+
+def pack_by_size(items: Sequence[T], weights: Sequence[int], *, target_size: int, open_file_cost: int,
+                 min_partitions: int) -> list[list[T]]:
+    """Groups of about ``min(target_size, total / min_partitions)`` weight; biggest first, next-fit, as Spark
+    packs files."""
+    if not items:
         return []
-    weights = [_weight(p, open_file_cost) for p in pieces]
     per_partition = max(open_file_cost, math.ceil(sum(weights) / max(1, min_partitions)))
     limit = min(target_size, per_partition)
-    partitions: list[InputPartition] = []
-    current: list[DataSplit] = []
+    groups: list[list[T]] = []
+    current: list[T] = []
     size = 0
-    for weight, piece in sorted(zip(weights, pieces, strict=True), key=lambda wp: -wp[0]):
-        if current and size + weight > limit:
-            partitions.append(SplitsPartition(tuple(current)))
+    for index in sorted(range(len(items)), key=lambda i: -weights[i]):
+        if current and size + weights[index] > limit:
+            groups.append(current)
             current, size = [], 0
-        current.append(piece)
-        size += weight
-    partitions.append(SplitsPartition(tuple(current)))
-    return partitions
+        current.append(items[index])
+        size += weights[index]
+    groups.append(current)
+    return groups
 
 
 def _pieces(split: DataSplit) -> list[DataSplit]:

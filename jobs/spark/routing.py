@@ -25,28 +25,37 @@ from pyspark.sql import DataFrame
 from pyspark.sql.functions import arrow_udf, col
 from pyspark.sql.types import IntegerType
 
+from jobs.spark.create import TableSpec, key_list, open_or_create
 from jobs.spark.data_source import FORMAT
 from jobs.spark.read_options import catalog_options
 from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, single_writer_unit
-from table_format import SchemaError, Table, open_table
+from table_format import OptionError, SchemaError, Table, open_table
 
 BUCKET_COLUMN = "__paimon_bucket"
 
 
 def write(df: DataFrame, table_path: str, *, mode: str = "append",
           overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
-          num_partitions: int | None = None, options: Mapping[str, str] | None = None) -> int | None:
+          num_partitions: int | None = None, options: Mapping[str, str] | None = None,
+          primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
+          table_options: Mapping[str, str] | None = None) -> int | None:
     """Write ``df`` into the table at ``table_path`` in one commit; returns the new snapshot id (None: no change).
 
     ``mode`` is "append" (primary-key tables upsert) or "overwrite" (the whole table, or ``overwrite_partitions``
     such as ``[{"dt": "2024-05-14"}]``). ``num_partitions``: the writing tasks (default
     ``spark.sql.shuffle.partitions``). ``options``: catalog options of an s3:// table (``s3.endpoint``, ...); the
     ``s3.*`` ones are passed to the data source. A failed job commits nothing and deletes the files its tasks wrote.
+
+    When no table exists at ``table_path`` (``<warehouse>/<database>.db/<table>``) it is created from the
+    DataFrame's schema with ``primary_keys``, ``partition_keys`` and ``table_options`` (``{"bucket": "4"}``); for
+    an existing table, keys that differ from its own are refused and ``table_options`` are not applied.
     """
     s3_options = dict(options or {})
-    table = open_table(table_path, options=s3_options)
     if mode not in ("append", "overwrite"):
-        raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
+        raise OptionError(f"table at {table_path!r}: mode must be 'append' or 'overwrite', not {mode!r}")
+    spec = TableSpec(primary_keys=key_list(primary_keys), partition_keys=key_list(partition_keys),
+                     options={str(k): str(v) for k, v in (table_options or {}).items()})
+    table = open_or_create(table_path, df.schema, spec, catalog_options=s3_options)
     routed = route(df, table_path, num_partitions=num_partitions, options=s3_options)
     commit_user = str(uuid.uuid4())
     base = table.latest_snapshot()

@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from jobs.spark.data_source import register_data_source
 from jobs.spark.shipping import ship_code
+from jobs.spark.threads import POLARS_THREADS_ENV
 
 DEFAULT_MASTER = "local[2]"
 LOOPBACK = "127.0.0.1"
@@ -45,7 +46,11 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER)
     builder = builder.appName(app_name)
-    for key, value in {**_CONF, **(conf or {})}.items():
+    settings = {**_CONF, **(conf or {})}
+    polars_threads = f"spark.executorEnv.{POLARS_THREADS_ENV}"
+    if polars_threads not in (conf or {}):  # a task's cores (jobs/spark/threads.py)
+        settings[polars_threads] = settings.get("spark.task.cpus", "1")
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     ship_code(spark)  # table_format and jobs as a zip (addPyFile) when the executors may not have them

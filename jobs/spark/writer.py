@@ -24,7 +24,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from jobs.spark.read_options import catalog_options, table_path
+from jobs.spark.create import TableSpec, key_list, open_or_create
+from jobs.spark.read_options import CATALOG_OPTION_PREFIX, catalog_options, table_path
+from jobs.spark.threads import limit_to_task
 from jobs.spark.types import check_writable, to_table_units
 from table_format import (
     CommitMessage,
@@ -39,6 +41,10 @@ from table_format import (
 
 OVERWRITE_PARTITIONS = "overwrite-partitions"
 COMMIT_USER = "commit-user"  # recorded in the snapshot; default a random UUID per write
+PRIMARY_KEY_OPTIONS = ("primary-key", "primary-keys")  # "id" or "dt,id": keys of a table the write creates
+PARTITION_KEY_OPTIONS = ("partition-keys", "partition")
+_NOT_TABLE_OPTIONS = {"path", "warehouse", COMMIT_USER, OVERWRITE_PARTITIONS, *PRIMARY_KEY_OPTIONS,
+                      *PARTITION_KEY_OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class WritePlan:
 def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: bool) -> WritePlan:
     path = table_path(options)
     s3_options = catalog_options(options)
-    table = open_table(path, options=s3_options)
+    table = open_or_create(path, schema, table_spec(options), catalog_options=s3_options)
     check_writable(schema, table.arrow_schema, table=table.identifier)
     partitions = overwrite_partitions_option(options.get(OVERWRITE_PARTITIONS), table=table.identifier)
     if partitions is not None and not overwrite:
@@ -77,6 +83,18 @@ def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: boo
     return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
                      one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
                      base_snapshot_id=latest.id if latest else None, catalog_options=s3_options)
+
+
+def table_spec(options: Mapping[str, str]) -> TableSpec:
+    """The keys and table options a write creates its table with (``option("primary-key", "dt,id")``,
+    ``option("partition-keys", "dt")``, any other option such as ``bucket``: a table option); only used when no
+    table exists at the path."""
+    lowered = {k.lower(): v for k, v in options.items()}
+    primary = next((key_list(lowered[k]) for k in PRIMARY_KEY_OPTIONS if k in lowered), None)
+    partition = next((key_list(lowered[k]) for k in PARTITION_KEY_OPTIONS if k in lowered), None)
+    table_options = {k: v for k, v in lowered.items()
+                     if k not in _NOT_TABLE_OPTIONS and not k.startswith(CATALOG_OPTION_PREFIX)}
+    return TableSpec(primary_keys=primary, partition_keys=partition, options=table_options)
 
 
 def single_writer_unit(table: Table) -> str | None:
@@ -116,6 +134,7 @@ class PaimonWriter(DataSourceArrowWriter):
         self.plan = plan
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
+        limit_to_task()
         table = open_table(self.plan.path, options=self.plan.catalog_options)
         writer = table.new_write(overwrite=self.plan.overwrite)
         target = table.arrow_schema

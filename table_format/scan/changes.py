@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -62,8 +62,24 @@ _ROUND = "__round"  # merge key of one round of one key: (key, occurrence in its
 T = TypeVar("T")
 
 
-def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None,
-                 merged: bool = True) -> pa.Table:
+@dataclass(frozen=True)
+class ChangeSplit:
+    """Files of one (partition, bucket) read together for an incremental read (picklable: read on any process)."""
+
+    partition: bytes
+    bucket: int
+    files: tuple[DataFileMeta, ...]
+    deletion_files: tuple[tuple[str, DeletionFile], ...] = ()  # (file name, its deletion file)
+    merged: bool = True  # False: one file read as it is (append rows +I; primary-key records with their own kinds)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.file_size for f in self.files)
+
+
+def plan_changes(store: FileStore, start: int, end: int | None, *, merged: bool = True) -> list[ChangeSplit]:
+    """The splits of the changes after snapshot `start` up to `end` (default latest), in (partition, bucket) order;
+    reading each with `read_change_split` and concatenating gives `read_changes` (`merged` as there)."""
     latest = store.snapshots.latest_id()
     earliest = store.snapshots.earliest_id()
     end = latest if end is None else end
@@ -72,25 +88,44 @@ def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequ
             f"table {store.identifier!r}: no changes between snapshots {start} and {end} "
             f"(available: {earliest} to {latest})"
         )
-    reader = SplitReader(store, columns=columns)
-    out: list[pa.Table] = []
+    splits: list[ChangeSplit] = []
     grouped = _grouped_files(store, start, end, all_levels=not merged)
     for (partition, bucket, dv_key), entries in sorted(grouped.items(), key=lambda kv: kv[0][:2]):
         files = [e.file for e in entries]
-        if store.has_primary_key and not merged:
-            for f in files:
-                raw = read_data_file(store, partition, bucket, f, reader.merge_columns, system=(VALUE_KIND,))
-                out.append(_with_kinds(reader.project(raw), row_kind_strings(raw.column(VALUE_KIND))))
-            continue
-        if not store.has_primary_key:
-            for f in files:
-                data = read_data_file(store, partition, bucket, f, reader.columns)
-                out.append(_with_kinds(reader.project(data), pa.array(["+I"] * data.num_rows, pa.string())))
+        if not store.has_primary_key or not merged:
+            splits.extend(ChangeSplit(partition, bucket, (f,), merged=False) for f in files)
             continue
         for split in _split_for_batch(store, files):
-            rows = _merge_read(store, reader, partition, bucket, split, _split_deletion_files(store, split, dv_key))
-            out.append(_with_kinds(reader.project(rows), row_kind_strings(rows.column(VALUE_KIND))))
-    schema = reader.output_schema.append(pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
+            dvs = _split_deletion_files(store, split, dv_key)
+            splits.append(ChangeSplit(partition, bucket, tuple(split), tuple(sorted(dvs.items()))))
+    return splits
+
+
+def changes_schema(store: FileStore, columns: Sequence[str] | None = None) -> pa.Schema:
+    """The schema of `read_changes` before nullability is relaxed: the projected columns, then `_row_kind`."""
+    return SplitReader(store, columns=columns).output_schema.append(
+        pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
+
+
+def read_change_split(store: FileStore, split: ChangeSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
+    """The changed rows of one split, with `_row_kind` (every column may be null: see `read_changes`)."""
+    reader = SplitReader(store, columns=columns)
+    if not split.merged:
+        (f,) = split.files
+        if store.has_primary_key:  # unmerged (Paimon >= 1.1): every record with its own row kind
+            raw = read_data_file(store, split.partition, split.bucket, f, reader.merge_columns, system=(VALUE_KIND,))
+            return _with_kinds(reader.project(raw), row_kind_strings(raw.column(VALUE_KIND)))
+        data = read_data_file(store, split.partition, split.bucket, f, reader.columns)
+        return _with_kinds(reader.project(data), pa.array(["+I"] * data.num_rows, pa.string()))
+    merged = _merge_read(store, reader, split.partition, split.bucket, list(split.files), dict(split.deletion_files))
+    return _with_kinds(reader.project(merged), row_kind_strings(merged.column(VALUE_KIND)))
+
+
+def read_changes(store: FileStore, start: int, end: int | None, *, columns: Sequence[str] | None = None,
+                 merged: bool = True) -> pa.Table:
+    out = [read_change_split(store, split, columns=columns)
+           for split in plan_changes(store, start, end, merged=merged)]
+    schema = changes_schema(store, columns)
     if not out:
         return schema.empty_table()
     if any(t.column(f.name).null_count for t in out for f in schema if not f.nullable):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from pathlib import Path
 
 import pytest
 from maintenance_tables import batch, expected_rows, java_rows, make_table, relative, rows, tree
 
 from jobs.spark import compact, expire_snapshots, remove_orphan_files, rescale
+from jobs.spark.fan_out import fan_out
 from table_format import CommitKind, TableFormatError, open_table
 
 pytestmark = pytest.mark.spark
@@ -147,6 +149,7 @@ def test_orphans_after_a_failed_write_are_found_by_the_executors(spark, warehous
     writer.write(batch(99))
     written = writer.prepare_commit()  # files written, never committed: orphans
     paths = {table.store.data_file_path(m.partition, m.bucket, f.file_name) for m in written for f in m.new_files}
+    time.sleep(0.05)  # older than "now" is strict, in milliseconds: a file of this very millisecond is kept
     result = remove_orphan_files(spark, table.path, older_than=dt.timedelta(0), dry_run=False)
     assert set(result.deleted_files) == paths
     assert not any(os.path.exists(p) for p in paths)
@@ -163,3 +166,18 @@ def test_a_failing_task_fails_the_job_and_commits_nothing(spark, warehouse):
     assert any("bucket 1 of dt=2024-05-02" in note for note in getattr(failure.value, "__notes__", []))
     assert len(open_table(table.path).snapshots()) == before_snapshots
     assert tree(table.path) == before_files  # the other tasks' new files were deleted
+
+
+def test_tasks_use_one_core_worth_of_threads(spark):
+    """Each task sizes pyarrow's pool to its cores and the executors' polars pool is spark.task.cpus (1), so
+    local[1] does not quietly use every core and local[2]'s two tasks do not oversubscribe each other."""
+    def thread_pools(_: int) -> tuple[int, int]:  # nested: pickled by value, runs in the executor's Python
+        import polars as pl  # noqa: PLC0415 - the executor's own polars
+        import pyarrow as pa  # noqa: PLC0415
+
+        return pa.cpu_count(), pl.thread_pool_size()
+
+    result = fan_out(spark, [0, 1, 2], thread_pools, job="thread pools")
+    assert not result.failures
+    assert set(result.outcomes) == {(1, 1)}
+    assert spark.conf.get("spark.executorEnv.POLARS_MAX_THREADS") == "1"

@@ -43,5 +43,6 @@ def test_units_are_packed_by_size():
     assert sorted(i for g in groups for i in g) == list(range(len(weights)))
     loads = sorted(sum(weights[i] for i in g) for g in groups)
     assert loads == [110, 110, 120]
+    assert [sum(weights[i] for i in g) for g in groups] == [120, 110, 110]  # the heaviest scheduled first
     assert pack([5, 5], 8) == [[0], [1]]  # never more groups than units
     assert pack([0, 0, 0], 2) in ([[0, 2], [1]], [[1], [0, 2]])  # empty units still count

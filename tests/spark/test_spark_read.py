@@ -153,6 +153,47 @@ def test_a_split_above_the_memory_budget_is_read_in_key_ranges(spark, warehouse)
     assert len(_our_rows(table)) == 3000
 
 
+def test_incremental_reads_split_by_bucket_in_parallel(spark, warehouse):
+    """A change set over several partitions and buckets is read as several Spark partitions, with the rows of
+    table.changes; a range with no change is empty; a range outside the snapshots fails at load()."""
+    table = _catalog(warehouse).create_table(
+        "db.inc", pa.schema([("dt", pa.string()), ("k", pa.int64()), ("v", pa.string())]), primary_keys=["dt", "k"],
+        partition_keys=["dt"], options={"bucket": "4", "sequence.field": "k"})
+    for i in range(3):
+        keys = list(range(i * 10, i * 10 + 40))
+        write_table(table, pa.table({"dt": [f"d{k % 2}" for k in keys], "k": pa.array(keys, pa.int64()),
+                                     "v": [f"v{i}-{k}" for k in keys],
+                                     "_row_kind": ["-D" if k % 9 == 0 and i else "+U" for k in keys]}))
+    changes = spark.read.format("paimon").option("incremental-between", "1,3").option("min-partitions", "4")
+    df = changes.load(table.path)
+    assert df.rdd.getNumPartitions() >= 4  # 2 partitions x 4 buckets of changed files, packed into >= 4 groups
+    expected = _comparable(table.changes(1, 3).to_pylist())
+    assert len(expected) > 40
+    assert _spark_rows(df) == expected
+    assert len(table.change_splits(1, 3)) == 8
+    assert spark.read.format("paimon").option("incremental-between", "3,3").load(table.path).count() == 0
+    with pytest.raises(CapturedException, match="no changes between snapshots 2 and 9"):
+        spark.read.format("paimon").option("incremental-between", "2,9").load(table.path).count()
+
+
+def test_a_dataframe_reads_the_snapshot_latest_at_load_like_spark_file_sources(spark, events, tmp_path):
+    """load() pins the latest snapshot: commits after it are not seen by that DataFrame, before or after its first
+    action (as Spark's own Parquet source lists its files at load()); a new load() sees them."""
+    more = pa.table({"id": pa.array([900], pa.int64()), "dt": ["d0"], "name": ["late"], "x": [1.0]})
+    df = spark.read.format("paimon").load(events.path)
+    write_table(events, more)  # before the first action
+    assert df.count() == 400
+    write_table(events, more)  # after it
+    assert df.count() == 400 and df.where("id = 900").count() == 0
+    assert spark.read.format("paimon").load(events.path).count() == 402
+    parquet = tmp_path / "p"
+    spark.range(3).write.parquet(str(parquet))
+    files = spark.read.parquet(str(parquet))
+    spark.range(5).write.mode("append").parquet(str(parquet))
+    assert files.count() == 3  # Spark's file source: the listing of load()
+    assert spark.read.parquet(str(parquet)).count() == 8
+
+
 def test_load_by_warehouse_and_identifier(spark, events, warehouse):
     df = spark.read.format("paimon").option("warehouse", warehouse).load("db.events")
     assert df.count() == 400
