@@ -22,7 +22,7 @@ import zstandard
 
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 
-__all__ = ["avro_codec", "read_avro", "write_avro", "writer_schema_json", "AVRO_CODECS"]
+__all__ = ["avro_codec", "plain_container", "read_avro", "write_avro", "writer_schema_json", "AVRO_CODECS"]
 
 # manifest.compression value (lower case) -> Avro codec name (CodecFactory.fromString names).
 _CODEC_ALIASES: dict[str, str] = {
@@ -193,3 +193,80 @@ def writer_schema_json(data: bytes, *, source: str) -> str:
     except Exception as e:  # noqa: BLE001
         raise CorruptMetadataError(f"{source}: unreadable Avro header ({type(e).__name__}: {e})") from None
     return raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
+
+
+# ---- container transcoding (for column-wise readers) -------------------------------------------------------------
+
+_MAGIC = b"Obj\x01"
+_NATIVE_CODECS = frozenset({"null", "deflate", "snappy"})  # what polars' Avro reader decompresses itself
+
+
+class _Cursor:
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def long(self) -> int:
+        shift = acc = 0
+        data = self.data
+        while True:
+            byte = data[self.pos]
+            self.pos += 1
+            acc |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return (acc >> 1) ^ -(acc & 1)
+            shift += 7
+            if shift > 63:
+                raise ValueError("varint too long")
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError("length beyond the end of the file")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+
+def plain_container(data: bytes) -> tuple[bytes, int]:
+    """The container re-encoded so a column-wise reader needs no zstandard: (bytes, total record count).
+
+    Blocks of a `zstandard` container are decompressed here and the header says `null`; containers in a codec
+    the reader handles itself are returned as they are. Raises ValueError on a damaged container or another codec.
+    """
+    cur = _Cursor(data)
+    if cur.take(4) != _MAGIC:
+        raise ValueError("not an Avro container")
+    meta: dict[str, bytes] = {}
+    while (count := cur.long()) != 0:
+        if count < 0:
+            count = -count
+            cur.long()
+        for _ in range(count):
+            key = cur.take(cur.long()).decode("utf-8")
+            meta[key] = cur.take(cur.long())
+    sync = cur.take(16)
+    codec = meta.get("avro.codec", b"null").decode("utf-8")
+    blocks: list[bytes] = []
+    records = 0
+    while cur.pos < len(data):
+        n = cur.long()
+        body = cur.take(cur.long())
+        if n < 0 or cur.take(16) != sync:
+            raise ValueError("bad block count or sync marker")
+        records += n
+        if codec == "zstandard":
+            body = _zstd_decompress(body)
+            blocks.append(_avro_long_bytes(n) + _avro_long_bytes(len(body)) + body + sync)
+    if codec in _NATIVE_CODECS:
+        return data, records
+    if codec != "zstandard":
+        raise ValueError(f"codec {codec!r} is read row-wise")
+    meta["avro.codec"] = b"null"
+    head = [_MAGIC, _avro_long_bytes(len(meta))]
+    for key, value in meta.items():
+        k = key.encode("utf-8")
+        head += [_avro_long_bytes(len(k)), k, _avro_long_bytes(len(value)), value]
+    head += [b"\x00", sync]
+    return b"".join(head + blocks), records
