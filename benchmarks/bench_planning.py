@@ -127,14 +127,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--files", type=int, default=5_000)
     parser.add_argument("--snapshots", type=int, default=100)
     parser.add_argument("--no-java", action="store_true", help="only ours")
+    parser.add_argument("--keep", metavar="DIR", help="build the table in DIR and keep it; reuse it when it is there "
+                        "(the commit measurements add two snapshots each run)")
     parser.add_argument("--worker", nargs=2, metavar=("PATH", "OP"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker(*args.worker)
     with tempfile.TemporaryDirectory(prefix="bench-planning-") as tmp:
-        warehouse = str(Path(tmp) / "wh")
+        warehouse = args.keep or str(Path(tmp) / "wh")
         start = time.perf_counter()
-        path = build_table(warehouse, files=args.files, snapshots=args.snapshots)
+        existing = Path(warehouse) / "db.db" / "many"
+        path = str(existing) if (existing / "snapshot").is_dir() else build_table(
+            warehouse, files=args.files, snapshots=args.snapshots)
         table = open_table(path)
         snap = table.latest_snapshot()
         manifests = table.store.manifests.data_manifests(snap) if snap else []

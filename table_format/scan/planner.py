@@ -48,6 +48,7 @@ class ScanPlanner:
             self.stats_predicate = predicate
         self._partition_ok: dict[bytes, bool] = {}
         self._bucket_sets: dict[int, set[int] | None] = {}
+        self._may_prune_buckets = predicate is not None and bool(schema.bucket_keys)
 
     # ---- filters -------------------------------------------------------------------------
     def _manifest_ok(self, m: ManifestFileMeta) -> bool:
@@ -114,18 +115,17 @@ class ScanPlanner:
             return True
         return pred.test_stats(mins, maxs, nulls, f.row_count)
 
-    def _entry_ok(self, e: ManifestEntry) -> bool:
-        if not self._partition_matches(e.partition):
-            return False
-        buckets = self._buckets_for(e.total_buckets)
-        return buckets is None or e.bucket in buckets
-
     # ---- planning ------------------------------------------------------------------------
     def plan(self, snapshot: Snapshot | None) -> list[DataSplit]:
         if snapshot is None:
             return []
         store = self.store
-        live = store.manifests.live_files(snapshot, manifest_filter=self._manifest_ok, entry_filter=self._entry_ok)
+        live = store.manifests.live_files(
+            snapshot,
+            manifest_filter=self._manifest_ok,
+            partition_ok=self._partition_matches if self.partition_predicate is not None else None,
+            buckets_for=self._buckets_for if self._may_prune_buckets else None,
+        )
         dv_mode = store.has_primary_key and store.options.deletion_vectors_enabled
         # CoreOptions.batchScanSkipLevel0: deletion vectors hide level-0 files from batch reads. Java 0.9 hides them
         # for first-row too (rows show up only after a compaction); we merge them instead, so first-row rows are

@@ -16,7 +16,7 @@ from table_format.meta.manifest.codecs import (
     encode_manifest,
     encode_manifest_list,
 )
-from table_format.meta.manifest.columnar import decode_manifest
+from table_format.meta.manifest.columnar import DecodedManifest, decode_manifest, read_manifest
 from table_format.meta.manifest.records import (
     EMPTY_ROW,
     EMPTY_STATS,
@@ -47,6 +47,7 @@ __all__ = [
     "MANIFEST_FILE_META_SCHEMA",
     "INDEX_MANIFEST_ENTRY_SCHEMA",
     "DataFileMeta",
+    "DecodedManifest",
     "DeletionVectorMeta",
     "FileIdentifier",
     "FileKind",
@@ -66,4 +67,5 @@ __all__ = [
     "encode_manifest_list",
     "local_wall_clock_millis",
     "merge_entries",
+    "read_manifest",
 ]

@@ -12,8 +12,10 @@ file.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Collection
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from table_format.meta.avro import plain_container
@@ -26,7 +28,7 @@ from table_format.meta.manifest.records import (
     SimpleStats,
 )
 
-__all__ = ["decode_manifest"]
+__all__ = ["DecodedManifest", "decode_manifest", "read_manifest"]
 
 _ENTRY_REQUIRED = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 _FILE_REQUIRED = (
@@ -60,10 +62,82 @@ class _NotColumnar(Exception):
     """This file goes to the row-wise decoder."""
 
 
-def decode_manifest(data: bytes, *, source: str) -> list[ManifestEntry]:
-    """Entries of a `manifest-*` file written by any Paimon 0.9 .. master or pypaimon writer."""
+class DecodedManifest:
+    """The entries of one manifest file, kept as columns (a polars frame) when the fast path read it.
+
+    Entries are built only for the rows asked for (:meth:`select`), so a partition or bucket filter over a
+    manifest of 100,000 entries makes objects only for the matching ones. Immutable, so it can be cached.
+    """
+
+    __slots__ = ("_frame", "_entries", "added", "deleted")
+
+    def __init__(self, frame: pl.DataFrame | None, entries: list[ManifestEntry] | None) -> None:
+        self._frame = frame
+        self._entries = entries
+        if frame is not None:
+            kinds = frame["_KIND"]
+            self.added = int((kinds == 0).sum())
+            self.deleted = frame.height - self.added
+        else:
+            assert entries is not None
+            self.added = sum(1 for e in entries if e.kind == FileKind.ADD)
+            self.deleted = len(entries) - self.added
+
+    def __len__(self) -> int:
+        return self._frame.height if self._frame is not None else len(self._entries or ())
+
+    def entries(self) -> list[ManifestEntry]:
+        """Every entry, in file order."""
+        if self._frame is None:
+            return list(self._entries or ())
+        return _build(self._frame)
+
+    def select(
+        self,
+        *,
+        partition_ok: Callable[[bytes], bool] | None = None,
+        buckets_for: Callable[[int], Collection[int] | None] | None = None,
+    ) -> list[ManifestEntry]:
+        """The entries, in file order, whose partition passes `partition_ok` and whose bucket is among
+        `buckets_for(total_buckets)` (None: any bucket); each callable is asked once per distinct value."""
+        if partition_ok is None and buckets_for is None:
+            return self.entries()
+        if self._frame is None:
+            return [e for e in self._entries or () if _keep(e.partition, e.bucket, e.total_buckets,
+                                                            partition_ok, buckets_for)]
+        frame = self._frame
+        mask = pl.Series(np.ones(frame.height, dtype=bool))
+        if partition_ok is not None:
+            parts = frame["_PARTITION"]
+            wanted = [p for p in parts.unique().to_list() if partition_ok(p)]
+            mask &= parts.is_in(wanted)
+        if buckets_for is not None:
+            totals = frame["_TOTAL_BUCKETS"]
+            for total in totals.unique().to_list():
+                allowed = buckets_for(total)
+                if allowed is not None:
+                    mask &= (totals != total) | frame["_BUCKET"].is_in(sorted(allowed))
+        return _build(frame.filter(mask))
+
+
+def _keep(
+    partition: bytes,
+    bucket: int,
+    total: int,
+    partition_ok: Callable[[bytes], bool] | None,
+    buckets_for: Callable[[int], Collection[int] | None] | None,
+) -> bool:
+    if partition_ok is not None and not partition_ok(partition):
+        return False
+    allowed = buckets_for(total) if buckets_for is not None else None
+    return allowed is None or bucket in allowed
+
+
+def read_manifest(data: bytes, *, source: str) -> DecodedManifest:
+    """A `manifest-*` file written by any Paimon 0.9 .. master or pypaimon writer, decoded column-wise when it can
+    be (else row by row); a damaged file raises CorruptMetadataError naming `source`."""
     try:
-        return _decode_columns(data)
+        return DecodedManifest(_frame(data), None)
     except _NotColumnar:
         pass
     except Exception:  # noqa: BLE001 - polars raises many kinds; the row-wise decoder names the problem
@@ -71,24 +145,27 @@ def decode_manifest(data: bytes, *, source: str) -> list[ManifestEntry]:
     except BaseException as e:  # pyo3's PanicException derives from BaseException
         if isinstance(e, KeyboardInterrupt | SystemExit | GeneratorExit):
             raise
-    return decode_manifest_rows(data, source=source)
+    return DecodedManifest(None, decode_manifest_rows(data, source=source))
+
+
+def decode_manifest(data: bytes, *, source: str) -> list[ManifestEntry]:
+    """Entries of a `manifest-*` file written by any Paimon 0.9 .. master or pypaimon writer."""
+    return read_manifest(data, source=source).entries()
 
 
 def _tuple_or_none(values: list[Any]) -> list[tuple[Any, ...] | None]:
     return [None if v is None else tuple(v) for v in values]
 
 
-def _stats(struct: pl.Series) -> list[SimpleStats]:
-    names = struct.struct.fields
-    if "_MIN_VALUES" not in names or "_MAX_VALUES" not in names:
-        raise _NotColumnar
-    mins = struct.struct.field("_MIN_VALUES").to_list()
-    maxs = struct.struct.field("_MAX_VALUES").to_list()
-    counts = struct.struct.field("_NULL_COUNTS").to_list() if "_NULL_COUNTS" in names else [None] * len(mins)
+def _stats(frame: pl.DataFrame, prefix: str) -> list[SimpleStats]:
+    mins = frame[prefix + "_MIN_VALUES"].to_list()
+    maxs = frame[prefix + "_MAX_VALUES"].to_list()
+    counts = frame[prefix + "_NULL_COUNTS"].to_list()
     return [SimpleStats(a, b, tuple(c) if c else ()) for a, b, c in zip(mins, maxs, counts, strict=True)]
 
 
-def _decode_columns(data: bytes) -> list[ManifestEntry]:
+def _frame(data: bytes) -> pl.DataFrame:
+    """The manifest's columns, flat (`_FILE` fields at the top, stats as `<stats>_MIN_VALUES` ...), checked."""
     plain, records = plain_container(data)
     if records == 0:
         raise _NotColumnar
@@ -96,50 +173,56 @@ def _decode_columns(data: bytes) -> list[ManifestEntry]:
     if frame.height != records or any(c not in frame.columns for c in _ENTRY_REQUIRED):
         raise _NotColumnar
     file = frame["_FILE"]
-    if file.dtype != pl.Struct:
-        raise _NotColumnar
-    if any(frame[c].null_count() for c in _ENTRY_REQUIRED):
+    if file.dtype != pl.Struct or any(frame[c].null_count() for c in _ENTRY_REQUIRED):
         raise _NotColumnar
     fields = file.struct.fields
     if any(c not in fields for c in _FILE_REQUIRED):
         raise _NotColumnar
     if not (frame["_VERSION"] == MANIFEST_ENTRY_VERSION).all() or not frame["_KIND"].is_in([0, 1]).all():
         raise _NotColumnar
-    col = file.struct.field
+    columns = [frame[c] for c in _ENTRY_REQUIRED if c not in ("_VERSION", "_FILE")]
     n = frame.height
-    required = [col(c).to_list() for c in _FILE_REQUIRED if c not in ("_KEY_STATS", "_VALUE_STATS", "_EXTRA_FILES")]
-    if any(None in values for values in required):
-        raise _NotColumnar
-    name, size, rows, min_key, max_key, min_seq, max_seq, schema_id, level = required
-    extra = col("_EXTRA_FILES").to_list()
-    if None in extra:
-        raise _NotColumnar
-    optional: dict[str, list[Any]] = {}
-    for c in _FILE_OPTIONAL:
-        if c not in fields:
-            optional[c] = [None] * n
+    for c in _FILE_REQUIRED + _FILE_OPTIONAL:
+        if c in ("_KEY_STATS", "_VALUE_STATS"):
+            stats = file.struct.field(c)
+            if stats.dtype != pl.Struct or stats.null_count():
+                raise _NotColumnar
+            names = stats.struct.fields
+            if "_MIN_VALUES" not in names or "_MAX_VALUES" not in names:
+                raise _NotColumnar
+            for part in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"):
+                col = stats.struct.field(part) if part in names else pl.Series([None] * n)
+                columns.append(col.alias(c + part))
             continue
-        s = col(c)
-        if c == "_CREATION_TIME":
-            s = s.dt.epoch("ms") if s.dtype == pl.Datetime else s
-        values = s.to_list()
-        optional[c] = _tuple_or_none(values) if s.dtype == pl.List else values
+        if c not in fields:
+            columns.append(pl.Series(c, [None] * n))
+            continue
+        col = file.struct.field(c)
+        if c in _FILE_REQUIRED and col.null_count():
+            raise _NotColumnar
+        if c == "_CREATION_TIME" and col.dtype == pl.Datetime:
+            col = col.dt.epoch("ms")
+        columns.append(col.alias(c))
+    return pl.DataFrame(columns)
+
+
+def _build(frame: pl.DataFrame) -> list[ManifestEntry]:
+    """ManifestEntry objects of a flat frame's rows."""
+    if frame.height == 0:
+        return []
+
+    def values(c: str) -> list[Any]:
+        col = frame[c]
+        return _tuple_or_none(col.to_list()) if col.dtype == pl.List else col.to_list()
+
     files = [
         DataFileMeta(*r)
         for r in zip(
-            name,
-            size,
-            rows,
-            min_key,
-            max_key,
-            _stats(col("_KEY_STATS")),
-            _stats(col("_VALUE_STATS")),
-            min_seq,
-            max_seq,
-            schema_id,
-            level,
-            [tuple(x) for x in extra],
-            *(optional[c] for c in _FILE_OPTIONAL),
+            *(values(c) for c in _FILE_REQUIRED[:5]),
+            _stats(frame, "_KEY_STATS"),
+            _stats(frame, "_VALUE_STATS"),
+            *(values(c) for c in _FILE_REQUIRED[7:]),
+            *(values(c) for c in _FILE_OPTIONAL),
             strict=True,
         )
     ]
