@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_format import FileSystemCatalog, SchemaChange, Table, write_table
-from table_format.data.file_format import row_group_rows
+from table_format.data.file_format import dictionary_columns, row_group_rows
 from table_format.data.orc_stats import orc_stripe_stats
 from table_format.predicate import parse_filter
 
@@ -292,3 +292,11 @@ def test_orc_stripes_ruled_out_by_a_key_range_are_not_read(catalog: FileSystemCa
     write_table(table, _rows(np.arange(0, 60_000, 7), 8))
     for f in [*FILTERS, dnf, [("id", ">", 59_990)], [("id", "<", 0)]]:
         assert _sorted(table.scan(filter=f).to_arrow()).equals(_sorted(_expected(table, f))), f
+
+
+def test_dictionary_encoding_only_for_repetitive_columns() -> None:
+    n = 5000
+    t = pa.table({"key": np.arange(n), "flag": np.arange(n) % 2 == 0, "cat": pa.array(["a", "b", "c"] * (n // 3) + ["a"] * (n % 3)),
+                  "text": pa.array([f"free text {i}" for i in range(n)]), "nested": pa.array([[i] for i in range(n)])})
+    assert dictionary_columns(t) == ["flag", "cat"]
+    assert dictionary_columns(t.slice(0, 0)) == ["key", "flag", "cat", "text"]
