@@ -18,7 +18,7 @@ from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 from table_format.meta.snapshot import Snapshot
 from table_format.predicate import Predicate, equality_values
-from table_format.row.binary_row import decode_row
+from table_format.row.binary_row import decode_row, row_decoder
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 from table_format.types import CharType, DataType
@@ -49,6 +49,7 @@ class ScanPlanner:
         self._partition_ok: dict[bytes, bool] = {}
         self._bucket_sets: dict[int, set[int] | None] = {}
         self._may_prune_buckets = predicate is not None and bool(schema.bucket_keys)
+        self._key_decoder = row_decoder(store.key_types if store.has_primary_key else [])
 
     # ---- filters -------------------------------------------------------------------------
     def _manifest_ok(self, m: ManifestFileMeta) -> bool:
@@ -170,8 +171,8 @@ class ScanPlanner:
             return False
         if len(files) == 1:
             return True
-        key_types = store.key_types
-        ranges = sorted((decode_row(f.min_key, key_types), decode_row(f.max_key, key_types)) for f in files)
+        decode = self._key_decoder
+        ranges = sorted((decode(f.min_key), decode(f.max_key)) for f in files)
         return all(prev[1] < nxt[0] for prev, nxt in zip(ranges, ranges[1:], strict=False))
 
 

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 from table_format.errors import CorruptMetadataError
 from table_format.partition_path import partition_value_string
-from table_format.row.binary_row import EMPTY_ROW, decode_row, encode_row, row_bytes_for_hash, strip_arity
+from table_format.row.binary_row import (
+    EMPTY_ROW,
+    decode_row,
+    encode_row,
+    row_bytes_for_hash,
+    row_decoder,
+    strip_arity,
+)
 from table_format.types import (
     BigIntType,
     BinaryType,
@@ -345,3 +352,14 @@ def test_round_trip(row: tuple[list[DataType], list[Any]], stats: bool) -> None:
     decoded = decode_row(raw, types)
     assert decoded == tuple(values)
     assert encode_row(decoded, types, stats=stats) == raw
+
+
+def test_row_decoder_equals_decode_row() -> None:
+    numeric = [IntType(), BigIntType(), TinyIntType(), SmallIntType(), DoubleType()]
+    decode = row_decoder(numeric)
+    for values in ([1, -2, 3, -4, 0.5], [None, 5, None, 7, None], [2**31 - 1, -(2**63), -128, 32767, -0.0]):
+        row = encode_row(values, numeric)
+        assert decode(row) == decode_row(row, numeric) == tuple(values)
+    assert decode(encode_row([1, 2], numeric[:2])) == decode_row(encode_row([1, 2], numeric[:2]), numeric)
+    mixed = [IntType(), VarCharType(10)]
+    assert row_decoder(mixed)(encode_row([3, "x"], mixed)) == (3, "x")
