@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import io
+import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import fastavro
@@ -22,7 +24,7 @@ import zstandard
 
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 
-__all__ = ["avro_codec", "plain_container", "read_avro", "write_avro", "writer_schema_json", "AVRO_CODECS"]
+__all__ = ["avro_codec", "PlainContainer", "plain_container", "read_avro", "write_avro", "writer_schema_json", "AVRO_CODECS"]
 
 # manifest.compression value (lower case) -> Avro codec name (CodecFactory.fromString names).
 _CODEC_ALIASES: dict[str, str] = {
@@ -198,7 +200,7 @@ def writer_schema_json(data: bytes, *, source: str) -> str:
 # ---- container transcoding (for column-wise readers) -------------------------------------------------------------
 
 _MAGIC = b"Obj\x01"
-_NATIVE_CODECS = frozenset({"null", "deflate", "snappy"})  # what polars' Avro reader decompresses itself
+_PLAIN_CODECS = frozenset({"null", "deflate", "zstandard"})  # what plain_container decompresses
 
 
 class _Cursor:
@@ -229,12 +231,19 @@ class _Cursor:
         return out
 
 
-def plain_container(data: bytes) -> tuple[bytes, int]:
-    """The container re-encoded so a column-wise reader needs no zstandard: (bytes, total record count).
+@dataclass(frozen=True, slots=True)
+class PlainContainer:
+    """An Avro container re-encoded without compression, for a column-wise reader."""
 
-    Blocks of a `zstandard` container are decompressed here and the header says `null`; containers in a codec
-    the reader handles itself are returned as they are. Raises ValueError on a damaged container or another codec.
-    """
+    data: bytes  # the container, codec `null`
+    schema: str  # the writer schema (header `avro.schema`)
+    block_records: tuple[int, ...]  # records per block
+    block_bytes: tuple[int, ...]  # uncompressed bytes per block
+
+
+def plain_container(data: bytes) -> PlainContainer:
+    """The container with its blocks decompressed (codecs null, deflate, zstandard); ValueError on a damaged
+    container or another codec."""
     cur = _Cursor(data)
     if cur.take(4) != _MAGIC:
         raise ValueError("not an Avro container")
@@ -248,25 +257,27 @@ def plain_container(data: bytes) -> tuple[bytes, int]:
             meta[key] = cur.take(cur.long())
     sync = cur.take(16)
     codec = meta.get("avro.codec", b"null").decode("utf-8")
+    if codec not in _PLAIN_CODECS:
+        raise ValueError(f"codec {codec!r} is read row-wise")
     blocks: list[bytes] = []
-    records = 0
+    counts: list[int] = []
+    sizes: list[int] = []
     while cur.pos < len(data):
         n = cur.long()
         body = cur.take(cur.long())
         if n < 0 or cur.take(16) != sync:
             raise ValueError("bad block count or sync marker")
-        records += n
         if codec == "zstandard":
             body = _zstd_decompress(body)
-            blocks.append(_avro_long_bytes(n) + _avro_long_bytes(len(body)) + body + sync)
-    if codec in _NATIVE_CODECS:
-        return data, records
-    if codec != "zstandard":
-        raise ValueError(f"codec {codec!r} is read row-wise")
+        elif codec == "deflate":
+            body = zlib.decompress(body, -15)
+        counts.append(n)
+        sizes.append(len(body))
+        blocks.append(_avro_long_bytes(n) + _avro_long_bytes(len(body)) + body + sync)
     meta["avro.codec"] = b"null"
     head = [_MAGIC, _avro_long_bytes(len(meta))]
     for key, value in meta.items():
         k = key.encode("utf-8")
         head += [_avro_long_bytes(len(k)), k, _avro_long_bytes(len(value)), value]
     head += [b"\x00", sync]
-    return b"".join(head + blocks), records
+    return PlainContainer(b"".join(head + blocks), meta["avro.schema"].decode("utf-8"), tuple(counts), tuple(sizes))

@@ -12,11 +12,13 @@ file.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow.compute as pc
 
 from table_format.meta.avro import plain_container
 from table_format.meta.manifest.codecs import decode_manifest_rows
@@ -166,12 +168,14 @@ def _stats(frame: pl.DataFrame, prefix: str) -> list[SimpleStats]:
 
 def _frame(data: bytes) -> pl.DataFrame:
     """The manifest's columns, flat (`_FILE` fields at the top, stats as `<stats>_MIN_VALUES` ...), checked."""
-    plain, records = plain_container(data)
+    plain = plain_container(data)
+    records = sum(plain.block_records)
     if records == 0:
         raise _NotColumnar
-    frame = pl.read_avro(io.BytesIO(plain))
+    frame = pl.read_avro(io.BytesIO(plain.data))
     if frame.height != records or any(c not in frame.columns for c in _ENTRY_REQUIRED):
         raise _NotColumnar
+    _check_encoded_sizes(frame, json.loads(plain.schema), plain.block_records, plain.block_bytes)
     file = frame["_FILE"]
     if file.dtype != pl.Struct or any(frame[c].null_count() for c in _ENTRY_REQUIRED):
         raise _NotColumnar
@@ -204,6 +208,76 @@ def _frame(data: bytes) -> pl.DataFrame:
             col = col.dt.epoch("ms")
         columns.append(col.alias(c))
     return pl.DataFrame(columns)
+
+
+def _check_encoded_sizes(
+    frame: pl.DataFrame, schema: Any, block_records: tuple[int, ...], block_bytes: tuple[int, ...]
+) -> None:
+    """Each block must be exactly its records (the row-wise reader's check): the Avro encoding of the decoded
+    values, sized column-wise from the writer schema, must add up to every block's byte count. A damaged block
+    that still decodes (a flipped length or union branch shifting the fields that follow) fails this."""
+    if not isinstance(schema, dict) or schema.get("type") != "record":
+        raise _NotColumnar
+    sizes = np.zeros(frame.height, dtype=np.int64)
+    for field in schema["fields"]:
+        sizes += _encoded_size(frame[field["name"]], field["type"])
+    ends = np.cumsum(block_records)
+    per_block = np.add.reduceat(sizes, np.concatenate([[0], ends[:-1]])) if len(sizes) else sizes
+    if [int(x) for x in per_block] != list(block_bytes):
+        raise _NotColumnar
+
+
+def _varint_sizes(values: np.ndarray) -> np.ndarray:
+    z = (values.astype(np.int64) << 1) ^ (values.astype(np.int64) >> 63)
+    z = z.view(np.uint64)
+    out = np.ones(len(z), dtype=np.int64)
+    for k in range(1, 10):
+        out += z >= np.uint64(1) << np.uint64(7 * k)
+    return out
+
+
+def _encoded_size(s: pl.Series, avro_type: Any) -> np.ndarray:
+    """Bytes of each value of `s` in Avro binary encoding of `avro_type` (_NotColumnar for what is not sized)."""
+    if isinstance(avro_type, list):
+        if len(avro_type) != 2 or "null" not in avro_type:
+            raise _NotColumnar
+        other = avro_type[1] if avro_type[0] == "null" else avro_type[0]
+        present = s.is_not_null().to_numpy()
+        inner = np.zeros(len(s), dtype=np.int64)
+        if present.any():
+            inner[present] = _encoded_size(s.filter(pl.Series(present)), other)
+        return 1 + inner
+    kind = avro_type.get("type") if isinstance(avro_type, dict) else avro_type
+    if isinstance(kind, (dict, list)):
+        return _encoded_size(s, kind)
+    if s.null_count():
+        raise _NotColumnar
+    if kind == "record":
+        out = np.zeros(len(s), dtype=np.int64)
+        for field in avro_type["fields"]:
+            out += _encoded_size(s.struct.field(field["name"]), field["type"])
+        return out
+    if kind == "array":
+        arrow = s.to_arrow()
+        lengths = s.list.len().to_numpy().astype(np.int64)
+        items = pl.Series(arrow.flatten()) if len(arrow.flatten()) else None
+        sums = np.zeros(len(s), dtype=np.int64)
+        if items is not None:
+            parents = pc.list_parent_indices(arrow).to_numpy()
+            sums = np.bincount(parents, weights=_encoded_size(items, avro_type["items"]), minlength=len(s))
+            sums = sums.astype(np.int64)
+        return np.where(lengths == 0, 1, _varint_sizes(lengths) + sums + 1)
+    if kind in ("int", "long"):
+        if s.dtype == pl.Datetime:
+            s = s.dt.epoch("ms")
+        return _varint_sizes(s.to_numpy())
+    if kind in ("string", "bytes"):
+        lengths = (s.str.len_bytes() if kind == "string" else s.bin.size()).to_numpy().astype(np.int64)
+        return _varint_sizes(lengths) + lengths
+    fixed = {"boolean": 1, "float": 4, "double": 8, "null": 0}.get(kind) if isinstance(kind, str) else None
+    if fixed is None:
+        raise _NotColumnar
+    return np.full(len(s), fixed, dtype=np.int64)
 
 
 def _build(frame: pl.DataFrame) -> list[ManifestEntry]:

@@ -801,3 +801,30 @@ def test_unreadable_by_polars_falls_back_to_row_decoder() -> None:
     assert decoded._frame is None and decoded.entries() == [_entry("a.parquet")]
     with pytest.raises(CorruptMetadataError, match="broken-file"):
         read_manifest(data[:-9], source="broken-file")
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate"])
+def test_columnar_decoder_refuses_what_the_row_decoder_refuses(codec: str) -> None:
+    """Flips in the blocks (no checksum with these codecs) fail like the row-wise decoder or decode to the same
+    entries: a shifted field is caught by the block sizes, not read as other values. Only a union branch byte
+    flipped to another non-null branch number reads as the undamaged entries where the row-wise decoder refuses."""
+    entries = _mixed_entries()
+    data = encode_manifest(entries, codec=codec)
+    header_end = data.index(data[-16:]) + 16
+    rnd = random.Random(codec)
+    outcomes = {"same": 0, "corrupt": 0}
+    for _ in range(300):
+        buf = bytearray(data)
+        buf[rnd.randrange(header_end, len(buf) - 16)] ^= 1 << rnd.randrange(8)
+        try:
+            expected: list[ManifestEntry] | None = decode_manifest_rows(bytes(buf), source="flip")
+        except CorruptMetadataError:
+            expected = None
+        try:
+            got: list[ManifestEntry] | None = read_manifest(bytes(buf), source="flip").entries()
+        except CorruptMetadataError as e:
+            assert "flip" in str(e)
+            got = None
+        assert got == expected or (expected is None and got == entries)
+        outcomes["same" if got is not None else "corrupt"] += 1
+    assert outcomes["corrupt"] > 0
