@@ -33,7 +33,7 @@ _PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "l
 MAX_ROW_GROUP_ROWS = 1 << 17
 DEFAULT_PARQUET_BLOCK_SIZE = 128 << 20
 _MIN_ORC_STRIPE, _MAX_ORC_STRIPE = 1 << 20, 64 << 20  # pyarrow's default stripe size is the maximum
-_DICTIONARY_SAMPLE_ROWS = 1 << 16
+_DICTIONARY_SAMPLE_ROWS = 1 << 13
 _ORC_TAIL_BYTES = 64 << 10  # first guess at the ORC tail (postscript, footer, stripe statistics)
 _ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "none": "uncompressed"}
 
