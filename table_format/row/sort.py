@@ -39,9 +39,28 @@ def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | Non
     """Permutation sorting rows by keys[0], then keys[1], ..., ties kept in `initial` order (default input order)."""
     n = len(keys[0]) if keys else (0 if initial is None else len(initial))
     perm = np.arange(n, dtype=np.int64) if initial is None else initial
-    for k in reversed(keys):
+    composite = _composite(keys) if len(keys) > 1 else None
+    for k in reversed(keys) if composite is None else [composite]:
         perm = perm[np.argsort(_narrow(k)[perm], kind="stable")]
     return perm
+
+
+def _composite(keys: Sequence[np.ndarray]) -> np.ndarray | None:
+    """Integer keys whose value ranges multiply to < 2**62 as one int64 (mixed radix, keys[0] most significant):
+    one stable sort instead of one per key (e.g. bucket code then an integer primary key)."""
+    out: np.ndarray | None = None
+    total = 1
+    for k in keys:
+        if k.dtype.kind not in "iu" or not len(k):
+            return None
+        lo, hi = int(k.min()), int(k.max())
+        span = hi - lo + 1
+        total *= span
+        if total >= 1 << 62 or hi >= 1 << 63:
+            return None
+        part = k.astype(np.int64) - np.int64(lo) if k.dtype.kind == "i" else (k - np.uint64(lo)).astype(np.int64)
+        out = part if out is None else out * np.int64(span) + part
+    return out
 
 
 def _narrow(k: np.ndarray) -> np.ndarray:

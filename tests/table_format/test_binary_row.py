@@ -8,6 +8,7 @@ import re
 from decimal import Context, Decimal
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from table_format.row.binary_row import (
     row_decoder,
     strip_arity,
 )
+from table_format.row.sort import stable_sort_indices
 from table_format.types import (
     BigIntType,
     BinaryType,
@@ -363,3 +365,17 @@ def test_row_decoder_equals_decode_row() -> None:
     assert decode(encode_row([1, 2], numeric[:2])) == decode_row(encode_row([1, 2], numeric[:2]), numeric)
     mixed = [IntType(), VarCharType(10)]
     assert row_decoder(mixed)(encode_row([3, "x"], mixed)) == (3, "x")
+
+
+def test_stable_sort_indices_equals_lexsort() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        keys = [rng.integers(0, 4, n).astype(np.int64), rng.integers(-50, 50, n).astype(np.int32),
+                rng.integers(0, 3, n).astype(np.uint8), rng.random(n)][: int(rng.integers(1, 5))]
+        assert (stable_sort_indices(keys) == np.lexsort(keys[::-1])).all()
+        initial = rng.permutation(n)
+        expected = initial[np.lexsort([k[initial] for k in keys[::-1]])]
+        assert (stable_sort_indices(keys, initial=initial) == expected).all()
+    wide = [np.array([0, 2**62, 5], dtype=np.int64), np.array([1, 2, 3])]  # too wide for one composite key
+    assert (stable_sort_indices(wide) == np.lexsort(wide[::-1])).all()
