@@ -379,3 +379,5 @@ def test_stable_sort_indices_equals_lexsort() -> None:
         assert (stable_sort_indices(keys, initial=initial) == expected).all()
     wide = [np.array([0, 2**62, 5], dtype=np.int64), np.array([1, 2, 3])]  # too wide for one composite key
     assert (stable_sort_indices(wide) == np.lexsort(wide[::-1])).all()
+    ties = [np.array([0, 2**60, 5, 5, 7, 0, 1, 2], dtype=np.int64)]  # one key, too wide to append positions
+    assert (stable_sort_indices(ties) == np.argsort(ties[0], kind="stable")).all()
