@@ -118,6 +118,7 @@ class CoreOptions:
     file_compression: str
     zstd_level: int
     parquet_block_size: int  # parquet.block.size: bytes per row group (Java's default 128 MB)
+    orc_stripe_size: int | None  # orc.stripe.size: bytes per ORC stripe (None: sized like a Parquet row group)
     manifest_compression: str
     manifest_target_file_size: int
     manifest_merge_min_count: int
@@ -179,6 +180,8 @@ class CoreOptions:
             file_compression=o.get("file.compression", "zstd").strip().lower(),
             zstd_level=_int(o, "file.compression.zstd-level", 1),
             parquet_block_size=_positive(_int(o, "parquet.block.size", 128 << 20), "parquet.block.size"),
+            orc_stripe_size=_positive(_int(o, "orc.stripe.size", 0), "orc.stripe.size")
+            if "orc.stripe.size" in o else None,
             manifest_compression=o.get("manifest.compression", "zstd").strip().lower(),
             manifest_target_file_size=size("manifest.target-file-size", "8 mb"),
             manifest_merge_min_count=_int(o, "manifest.merge-min-count", 30),

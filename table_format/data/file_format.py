@@ -9,6 +9,7 @@ timestamp bands of ParquetSchemaConverter (INT96 for precision > 6).
 from __future__ import annotations
 
 import io
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -17,8 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
+import zstandard
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
+from table_format.data.orc_stats import StripeStats, orc_stripe_stats
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
 
@@ -29,6 +32,9 @@ _PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "l
 # ParquetOutputFormat option, default 128 MB) lowers it further for wide rows.
 MAX_ROW_GROUP_ROWS = 1 << 17
 DEFAULT_PARQUET_BLOCK_SIZE = 128 << 20
+_MIN_ORC_STRIPE, _MAX_ORC_STRIPE = 1 << 20, 64 << 20  # pyarrow's default stripe size is the maximum
+_DICTIONARY_SAMPLE_ROWS = 1 << 13
+_ORC_TAIL_BYTES = 64 << 10  # first guess at the ORC tail (postscript, footer, stripe statistics)
 _ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "none": "uncompressed"}
 
 
@@ -52,6 +58,7 @@ def write_file(
     compression: str = "zstd",
     zstd_level: int = 1,
     parquet_block_size: int = DEFAULT_PARQUET_BLOCK_SIZE,
+    orc_stripe_size: int | None = None,
 ) -> int:
     """Write `table` as one data file; returns its exact byte size (DataFileMeta._FILE_SIZE)."""
     buf = io.BytesIO()
@@ -74,6 +81,7 @@ def write_file(
                 coerce_timestamps=None,
                 allow_truncated_timestamps=False,
                 row_group_size=row_group_rows(table, parquet_block_size),
+                use_dictionary=dictionary_columns(table),
                 write_statistics=True,
                 store_schema=False,
                 store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
@@ -85,7 +93,7 @@ def write_file(
         if codec is None:
             raise OptionError(f"option 'file.compression': {compression!r} is not supported for orc")
         _check_orc_timestamps(table)
-        paorc.write_table(_for_orc(table), buf, compression=codec)
+        paorc.write_table(_for_orc(table), buf, compression=codec, stripe_size=orc_stripe_size or orc_stripe_bytes(table, parquet_block_size))
     elif file_format == "avro":
         buf.write(write_avro_table(table, compression=compression))
     else:
@@ -99,6 +107,30 @@ def row_group_rows(table: pa.Table, block_size: int) -> int:
     """Rows per Parquet row group: `block_size` bytes of (uncompressed) rows, at most MAX_ROW_GROUP_ROWS."""
     row_bytes = max(1, table.nbytes // max(1, table.num_rows))
     return max(1, min(MAX_ROW_GROUP_ROWS, block_size // row_bytes))
+
+
+def dictionary_columns(table: pa.Table) -> list[str]:
+    """Columns worth dictionary-encoding: at most half of a sample's values distinct (e.g. a category, a flag).
+
+    Parquet writers try a dictionary per row group and fall back to plain encoding once it overflows; on a column
+    of mostly distinct values (keys, measures, free text) every row group pays for the failed attempt, which made
+    writes with Parquet-block-sized row groups several times slower than the same data in one row group.
+    """
+    sample = table.slice(0, min(table.num_rows, _DICTIONARY_SAMPLE_ROWS))
+    out = []
+    for name, column in zip(sample.column_names, sample.columns, strict=True):
+        if pa.types.is_nested(column.type):
+            continue
+        if column.type == pa.bool_() or pc.count_distinct(column).as_py() * 2 <= max(1, len(column)):
+            out.append(name)
+    return out
+
+
+def orc_stripe_bytes(table: pa.Table, block_size: int) -> int:
+    """ORC stripe size for about as many rows as a Parquet row group (:func:`row_group_rows`), so that stripe
+    statistics prune as finely; the ORC writer measures stripes after encoding, taken as ~4x smaller."""
+    row_bytes = max(1, table.nbytes // max(1, table.num_rows))
+    return max(_MIN_ORC_STRIPE, min(_MAX_ORC_STRIPE, row_group_rows(table, block_size) * row_bytes // 4))
 
 
 def _timestamps_as_int64_beside_int96(table: pa.Table) -> pa.Table:
@@ -178,8 +210,12 @@ def read_file_pruned(
 ) -> tuple[pa.Table, np.ndarray | None, int]:
     """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
     name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
-    file's row count. ORC and Avro files are read whole."""
-    if format_of(path.rsplit("/", 1)[-1]) != "parquet":
+    file's row count. ORC stripes are skipped the same way (their statistics, :mod:`.orc_stats`); Avro files are
+    read whole."""
+    fmt = format_of(path.rsplit("/", 1)[-1])
+    if fmt == "orc":
+        return _read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep)
+    if fmt != "parquet":
         table = read_file(file_io, path, columns=columns)
         return table, None, table.num_rows
     try:
@@ -199,6 +235,56 @@ def read_file_pruned(
     positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
         if selected else np.zeros(0, dtype=np.int64)
     return table, positions, meta.num_rows
+
+
+def _read_orc_pruned(
+    file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest
+) -> tuple[pa.Table, np.ndarray | None, int]:
+    try:
+        with file_io.open_input_file(path) as f:
+            of = paorc.ORCFile(f)
+            stripes = _orc_stripes(f) if of.nstripes > 1 and stats_columns else None
+            wanted = set(stats_columns)
+            selected = list(range(of.nstripes)) if stripes is None else [
+                i for i, s in enumerate(stripes)
+                if keep({k: v for k, v in s.mins.items() if k in wanted}, {k: v for k, v in s.maxs.items() if k in wanted},
+                        {k: v for k, v in s.nulls.items() if k in wanted}, s.rows)
+            ]
+            cols = _present(columns, of.schema.names)
+            if stripes is None or len(selected) == of.nstripes:
+                return of.read(columns=cols), None, of.nrows
+            batches = [of.read_stripe(i, columns=cols) for i in selected]
+            if batches:
+                table = pa.Table.from_batches(batches)
+            else:
+                table = of.read_stripe(0, columns=cols).slice(0, 0)
+                table = pa.Table.from_batches([table])
+    except FileNotFoundError:
+        raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
+        raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
+    starts = np.cumsum([0] + [s.rows for s in stripes])
+    positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
+        if selected else np.zeros(0, dtype=np.int64)
+    return table, positions, int(starts[-1])
+
+
+def _orc_stripes(f: pa.NativeFile) -> list[StripeStats] | None:
+    """Stripe statistics of an open ORC file; None when they cannot be read (the file is then read whole)."""
+    size = f.size()
+    want = min(size, _ORC_TAIL_BYTES)
+    for _ in range(2):
+        f.seek(size - want)
+        tail = f.read(want)
+        try:
+            return orc_stripe_stats(tail, size)
+        except ValueError as e:
+            if "tail too short" not in str(e) or want == size:
+                return None
+            want = size
+        except (IndexError, UnicodeDecodeError, zstandard.ZstdError, zlib.error, pa.ArrowException):
+            return None
+    return None
 
 
 def _row_groups_to_read(meta: pq.FileMetaData, stats_columns: Sequence[str], keep: RowGroupTest) -> list[int]:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import io
+import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import fastavro
@@ -22,7 +24,7 @@ import zstandard
 
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 
-__all__ = ["avro_codec", "read_avro", "write_avro", "writer_schema_json", "AVRO_CODECS"]
+__all__ = ["avro_codec", "PlainContainer", "plain_container", "read_avro", "write_avro", "writer_schema_json", "AVRO_CODECS"]
 
 # manifest.compression value (lower case) -> Avro codec name (CodecFactory.fromString names).
 _CODEC_ALIASES: dict[str, str] = {
@@ -193,3 +195,89 @@ def writer_schema_json(data: bytes, *, source: str) -> str:
     except Exception as e:  # noqa: BLE001
         raise CorruptMetadataError(f"{source}: unreadable Avro header ({type(e).__name__}: {e})") from None
     return raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
+
+
+# ---- container transcoding (for column-wise readers) -------------------------------------------------------------
+
+_MAGIC = b"Obj\x01"
+_PLAIN_CODECS = frozenset({"null", "deflate", "zstandard"})  # what plain_container decompresses
+
+
+class _Cursor:
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def long(self) -> int:
+        shift = acc = 0
+        data = self.data
+        while True:
+            byte = data[self.pos]
+            self.pos += 1
+            acc |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return (acc >> 1) ^ -(acc & 1)
+            shift += 7
+            if shift > 63:
+                raise ValueError("varint too long")
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError("length beyond the end of the file")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlainContainer:
+    """An Avro container re-encoded without compression, for a column-wise reader."""
+
+    data: bytes  # the container, codec `null`
+    schema: str  # the writer schema (header `avro.schema`)
+    block_records: tuple[int, ...]  # records per block
+    block_bytes: tuple[int, ...]  # uncompressed bytes per block
+
+
+def plain_container(data: bytes) -> PlainContainer:
+    """The container with its blocks decompressed (codecs null, deflate, zstandard); ValueError on a damaged
+    container or another codec."""
+    cur = _Cursor(data)
+    if cur.take(4) != _MAGIC:
+        raise ValueError("not an Avro container")
+    meta: dict[str, bytes] = {}
+    while (count := cur.long()) != 0:
+        if count < 0:
+            count = -count
+            cur.long()
+        for _ in range(count):
+            key = cur.take(cur.long()).decode("utf-8")
+            meta[key] = cur.take(cur.long())
+    sync = cur.take(16)
+    codec = meta.get("avro.codec", b"null").decode("utf-8")
+    if codec not in _PLAIN_CODECS:
+        raise ValueError(f"codec {codec!r} is read row-wise")
+    blocks: list[bytes] = []
+    counts: list[int] = []
+    sizes: list[int] = []
+    while cur.pos < len(data):
+        n = cur.long()
+        body = cur.take(cur.long())
+        if n < 0 or cur.take(16) != sync:
+            raise ValueError("bad block count or sync marker")
+        if codec == "zstandard":
+            body = _zstd_decompress(body)
+        elif codec == "deflate":
+            body = zlib.decompress(body, -15)
+        counts.append(n)
+        sizes.append(len(body))
+        blocks.append(_avro_long_bytes(n) + _avro_long_bytes(len(body)) + body + sync)
+    meta["avro.codec"] = b"null"
+    head = [_MAGIC, _avro_long_bytes(len(meta))]
+    for key, value in meta.items():
+        k = key.encode("utf-8")
+        head += [_avro_long_bytes(len(k)), k, _avro_long_bytes(len(value)), value]
+    head += [b"\x00", sync]
+    return PlainContainer(b"".join(head + blocks), meta["avro.schema"].decode("utf-8"), tuple(counts), tuple(sizes))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from table_format.errors import CorruptMetadataError, UnsupportedFeatureError
@@ -49,6 +49,7 @@ __all__ = [
     "decimal_from_unscaled",
     "decimal_unscaled",
     "decode_row",
+    "row_decoder",
     "encode_row",
     "header_size",
     "is_compact_decimal",
@@ -393,3 +394,29 @@ def decode_row(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
         except (OverflowError, ValueError, struct.error) as e:
             raise CorruptMetadataError(f"BinaryRow field {i} ({t}): undecodable value: {e}") from None
     return tuple(out)
+
+
+_FIXED_CODES: dict[type, str] = {
+    TinyIntType: "b7x", SmallIntType: "h6x", IntType: "i4x", BigIntType: "q", FloatType: "f4x", DoubleType: "d",
+}
+
+
+def row_decoder(types: Sequence[DataType]) -> Callable[[bytes], tuple[Any, ...]]:
+    """`decode_row` for many rows of one layout: when every type is a fixed-width number (the usual primary
+    key), one struct unpack per row with no nulls; any other row goes through decode_row."""
+    codes = [_FIXED_CODES.get(type(t)) for t in types]
+    if not types or any(c is None for c in codes):
+        return lambda data: decode_row(data, types)
+    n = len(types)
+    hdr = header_size(n)
+    layout = struct.Struct("<" + "".join(c for c in codes if c))
+    size = 4 + hdr + 8 * n
+    null_bits = ((1 << n) - 1) << 8
+    arity = _ARITY.pack(n)
+
+    def decode(data: bytes) -> tuple[Any, ...]:
+        if len(data) < size or data[:4] != arity or int.from_bytes(data[4 : 4 + hdr], "little") & null_bits:
+            return decode_row(data, types)
+        return layout.unpack_from(data, 4 + hdr)
+
+    return decode

@@ -18,7 +18,7 @@ from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
 from table_format.meta.snapshot import Snapshot
 from table_format.predicate import Predicate, equality_values
-from table_format.row.binary_row import decode_row
+from table_format.row.binary_row import decode_row, row_decoder
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 from table_format.types import CharType, DataType
@@ -48,6 +48,8 @@ class ScanPlanner:
             self.stats_predicate = predicate
         self._partition_ok: dict[bytes, bool] = {}
         self._bucket_sets: dict[int, set[int] | None] = {}
+        self._may_prune_buckets = predicate is not None and bool(schema.bucket_keys)
+        self._key_decoder = row_decoder(store.key_types if store.has_primary_key else [])
 
     # ---- filters -------------------------------------------------------------------------
     def _manifest_ok(self, m: ManifestFileMeta) -> bool:
@@ -114,18 +116,17 @@ class ScanPlanner:
             return True
         return pred.test_stats(mins, maxs, nulls, f.row_count)
 
-    def _entry_ok(self, e: ManifestEntry) -> bool:
-        if not self._partition_matches(e.partition):
-            return False
-        buckets = self._buckets_for(e.total_buckets)
-        return buckets is None or e.bucket in buckets
-
     # ---- planning ------------------------------------------------------------------------
     def plan(self, snapshot: Snapshot | None) -> list[DataSplit]:
         if snapshot is None:
             return []
         store = self.store
-        live = store.manifests.live_files(snapshot, manifest_filter=self._manifest_ok, entry_filter=self._entry_ok)
+        live = store.manifests.live_files(
+            snapshot,
+            manifest_filter=self._manifest_ok,
+            partition_ok=self._partition_matches if self.partition_predicate is not None else None,
+            buckets_for=self._buckets_for if self._may_prune_buckets else None,
+        )
         dv_mode = store.has_primary_key and store.options.deletion_vectors_enabled
         # CoreOptions.batchScanSkipLevel0: deletion vectors hide level-0 files from batch reads. Java 0.9 hides them
         # for first-row too (rows show up only after a compaction); we merge them instead, so first-row rows are
@@ -170,8 +171,8 @@ class ScanPlanner:
             return False
         if len(files) == 1:
             return True
-        key_types = store.key_types
-        ranges = sorted((decode_row(f.min_key, key_types), decode_row(f.max_key, key_types)) for f in files)
+        decode = self._key_decoder
+        ranges = sorted((decode(f.min_key), decode(f.max_key)) for f in files)
         return all(prev[1] < nxt[0] for prev, nxt in zip(ranges, ranges[1:], strict=False))
 
 

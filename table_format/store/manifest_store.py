@@ -1,14 +1,15 @@
 """Reads and writes manifests and manifest lists, folds them into live files, and merges small manifests.
 
 Mirrors org.apache.paimon.manifest.ManifestFile / ManifestList / ManifestFileMerger and the entry
-reading of AbstractFileStoreScan. Manifests are immutable, so decoded ones are cached per store.
+reading of AbstractFileStoreScan. Manifests are immutable, so decoded ones are cached per store, as columns
+(:class:`~table_format.meta.manifest.columnar.DecodedManifest`): entries become objects only when selected.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,13 +25,13 @@ from table_format.meta.manifest import (
     ManifestFileMeta,
     SimpleStats,
     decode_index_manifest,
-    decode_manifest,
     decode_manifest_list,
     encode_index_manifest,
     encode_manifest,
     encode_manifest_list,
     merge_entries,
 )
+from table_format.meta.manifest.columnar import DecodedManifest, read_manifest
 from table_format.meta.snapshot import Snapshot
 from table_format.options import CoreOptions
 from table_format.row.binary_row import decode_row, encode_row
@@ -51,7 +52,7 @@ class ManifestStore:
         self.paths = paths
         self.options = options
         self.partition_types = [t.copy(nullable=True) for t in partition_types]
-        self._cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+        self._cache: OrderedDict[str, DecodedManifest] = OrderedDict()
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, object]:
@@ -82,6 +83,10 @@ class ManifestStore:
 
     def read_manifest(self, name: str, *, meta: ManifestFileMeta | None = None) -> list[ManifestEntry]:
         """A manifest's entries; with its `meta` (from the manifest list) its size and entry counts are checked."""
+        return self.decoded_manifest(name, meta=meta).entries()
+
+    def decoded_manifest(self, name: str, *, meta: ManifestFileMeta | None = None) -> DecodedManifest:
+        """A manifest decoded (column-wise when it can be) and cached; entries are built on demand."""
         with self._lock:
             cached = self._cache.get(name)
             if cached is not None:
@@ -94,19 +99,20 @@ class ManifestStore:
             raise CorruptMetadataError(f"manifest {path} is missing") from None
         if meta is not None and len(data) != meta.file_size:
             raise CorruptMetadataError(f"manifest {path} has {len(data)} bytes, its manifest list says {meta.file_size}")
-        entries = decode_manifest(data, source=path)
-        if meta is not None:
-            added = sum(1 for e in entries if e.kind == FileKind.ADD)
-            if (added, len(entries) - added) != (meta.num_added_files, meta.num_deleted_files):
-                raise CorruptMetadataError(
-                    f"manifest {path} holds {added} ADD and {len(entries) - added} DELETE entries, its manifest list "
-                    f"says {meta.num_added_files} and {meta.num_deleted_files}"
-                )
+        decoded = read_manifest(data, source=path)
+        if meta is not None and (decoded.added, decoded.deleted) != (meta.num_added_files, meta.num_deleted_files):
+            raise CorruptMetadataError(
+                f"manifest {path} holds {decoded.added} ADD and {decoded.deleted} DELETE entries, its manifest list "
+                f"says {meta.num_added_files} and {meta.num_deleted_files}"
+            )
+        self._remember(name, decoded)
+        return decoded
+
+    def _remember(self, name: str, decoded: DecodedManifest) -> None:
         with self._lock:
-            self._cache[name] = entries
+            self._cache[name] = decoded
             while len(self._cache) > _CACHE_LIMIT:
                 self._cache.popitem(last=False)
-        return entries
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base then delta manifests of a snapshot (the order readers fold in)."""
@@ -119,13 +125,22 @@ class ManifestStore:
         manifests: Sequence[ManifestFileMeta],
         *,
         entry_filter: Callable[[ManifestEntry], bool] | None = None,
+        partition_ok: Callable[[bytes], bool] | None = None,
+        buckets_for: Callable[[int], Collection[int] | None] | None = None,
     ) -> list[ManifestEntry]:
-        """All entries of the manifests in order, optionally filtered, read in parallel."""
+        """All entries of the manifests in order, read in parallel. `partition_ok` / `buckets_for` (asked once per
+        distinct partition / total bucket count) drop entries before they become objects; `entry_filter` then
+        tests each remaining entry."""
+
+        def select(m: ManifestFileMeta) -> list[ManifestEntry]:
+            return self.decoded_manifest(m.file_name, meta=m).select(partition_ok=partition_ok,
+                                                                     buckets_for=buckets_for)
+
         if len(manifests) > 1:
             with ThreadPoolExecutor(max_workers=min(8, len(manifests))) as pool:
-                chunks = list(pool.map(lambda m: self.read_manifest(m.file_name, meta=m), manifests))
+                chunks = list(pool.map(select, manifests))
         else:
-            chunks = [self.read_manifest(m.file_name, meta=m) for m in manifests]
+            chunks = [select(m) for m in manifests]
         out: list[ManifestEntry] = []
         for chunk in chunks:
             out.extend(chunk if entry_filter is None else (e for e in chunk if entry_filter(e)))
@@ -137,15 +152,20 @@ class ManifestStore:
         *,
         manifest_filter: Callable[[ManifestFileMeta], bool] | None = None,
         entry_filter: Callable[[ManifestEntry], bool] | None = None,
+        partition_ok: Callable[[bytes], bool] | None = None,
+        buckets_for: Callable[[int], Collection[int] | None] | None = None,
     ) -> list[ManifestEntry]:
-        """The ADD entries that survive folding base + delta of `snapshot` (FileEntry.mergeEntries)."""
+        """The ADD entries that survive folding base + delta of `snapshot` (FileEntry.mergeEntries); the filters
+        are those of :meth:`read_entries` (partition and bucket are part of a file's identity, so filtering before
+        folding is exact)."""
         if snapshot is None:
             return []
         manifests = self.data_manifests(snapshot)
         if manifest_filter is not None:
             manifests = [m for m in manifests if manifest_filter(m)]
-        merged = merge_entries(self.read_entries(manifests, entry_filter=entry_filter))
-        return [e for e in merged if e.kind == FileKind.ADD]
+        entries = self.read_entries(manifests, entry_filter=entry_filter, partition_ok=partition_ok,
+                                    buckets_for=buckets_for)
+        return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
 
     def read_index_manifest(self, name: str | None) -> list[IndexManifestEntry]:
         if not name:
@@ -206,8 +226,7 @@ class ManifestStore:
         name = self.paths.new_name("manifest-")
         data = encode_manifest(entries, codec=self._codec)
         self.file_io.write_bytes(self.paths.manifest(name), data)
-        with self._lock:
-            self._cache[name] = list(entries)
+        self._remember(name, DecodedManifest(None, list(entries)))
         buckets = [e.bucket for e in entries]
         levels = [e.file.level for e in entries]
         return ManifestFileMeta(

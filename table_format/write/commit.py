@@ -211,9 +211,7 @@ class FileStoreCommit:
 
     def _overwrite_deletes(self, latest: Snapshot | None, overwrite: Overwrite) -> list[ManifestEntry]:
         accept = overwrite.partitions
-        live = self.store.manifests.live_files(
-            latest, entry_filter=None if accept is None else (lambda e: accept(e.partition))
-        )
+        live = self.store.manifests.live_files(latest, partition_ok=accept)
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live]
 
     def _check_conflicts(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: CommitKind) -> None:
@@ -225,7 +223,7 @@ class FileStoreCommit:
         deletes = [e for e in delta if e.kind == FileKind.DELETE]
         check_buckets = store.bucket_mode == BucketMode.FIXED and kind != CommitKind.OVERWRITE
         partitions = {e.partition for e in delta}
-        live = store.manifests.live_files(latest, entry_filter=lambda e: e.partition in partitions)
+        live = store.manifests.live_files(latest, partition_ok=partitions.__contains__)
         try:
             merged = merge_entries([*live, *delta])
         except CorruptMetadataError as err:  # ADD of a file that is already live (e.g. messages committed twice)

@@ -124,7 +124,8 @@ class DataFileWriter:
         self.written_paths.append(path)  # before writing: a failed write leaves a partial file to delete
         size = write_file(store.file_io, path, physical, file_format=fmt,
                           compression=store.options.file_compression, zstd_level=store.options.zstd_level,
-                          parquet_block_size=store.options.parquet_block_size)
+                          parquet_block_size=store.options.parquet_block_size,
+                          orc_stripe_size=store.options.orc_stripe_size)
         return DataFileMeta(
             file_name=name,
             file_size=size,

@@ -405,7 +405,7 @@ class TableWrite:
             store = self.store
             wanted = {p for p, _ in new}
             snapshot, entries = store.snapshots.read_latest(
-                lambda snap: (snap, store.manifests.live_files(snap, entry_filter=lambda e: e.partition in wanted)))
+                lambda snap: (snap, store.manifests.live_files(snap, partition_ok=wanted.__contains__)))
             expected = store.options.bucket if store.bucket_mode == BucketMode.FIXED else -1
             for e in entries:
                 if e.total_buckets != expected and store.bucket_mode == BucketMode.FIXED:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -123,8 +124,9 @@ def test_large_files_read_by_ranges_and_written_by_parts(s3_server: Any, s3_ware
     f.seek(len(payload) - (1 << 20) - 5)
     assert f.read(10) == payload[-(1 << 20) - 5:-(1 << 20) + 5]  # straddles the tail
 
+    noise = np.random.default_rng(0).integers(0, 1 << 62, 200_000)  # incompressible: the file outgrows the tail
     big = pa.table({"id": pa.array(range(200_000), pa.int64()),
-                    "v": pa.array([f"{i:x}" * 8 for i in range(200_000)])}, schema=SCHEMA)
+                    "v": pa.array([f"{i:x}{x:016x}" for i, x in enumerate(noise.tolist())])}, schema=SCHEMA)
     catalog = FileSystemCatalog(s3_warehouse)
     catalog.create_database("db")
     table = catalog.create_table("db.big", SCHEMA)

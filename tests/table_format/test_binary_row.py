@@ -8,13 +8,22 @@ import re
 from decimal import Context, Decimal
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_format.errors import CorruptMetadataError
 from table_format.partition_path import partition_value_string
-from table_format.row.binary_row import EMPTY_ROW, decode_row, encode_row, row_bytes_for_hash, strip_arity
+from table_format.row.binary_row import (
+    EMPTY_ROW,
+    decode_row,
+    encode_row,
+    row_bytes_for_hash,
+    row_decoder,
+    strip_arity,
+)
+from table_format.row.sort import stable_sort_indices
 from table_format.types import (
     BigIntType,
     BinaryType,
@@ -345,3 +354,30 @@ def test_round_trip(row: tuple[list[DataType], list[Any]], stats: bool) -> None:
     decoded = decode_row(raw, types)
     assert decoded == tuple(values)
     assert encode_row(decoded, types, stats=stats) == raw
+
+
+def test_row_decoder_equals_decode_row() -> None:
+    numeric = [IntType(), BigIntType(), TinyIntType(), SmallIntType(), DoubleType()]
+    decode = row_decoder(numeric)
+    for values in ([1, -2, 3, -4, 0.5], [None, 5, None, 7, None], [2**31 - 1, -(2**63), -128, 32767, -0.0]):
+        row = encode_row(values, numeric)
+        assert decode(row) == decode_row(row, numeric) == tuple(values)
+    assert decode(encode_row([1, 2], numeric[:2])) == decode_row(encode_row([1, 2], numeric[:2]), numeric)
+    mixed = [IntType(), VarCharType(10)]
+    assert row_decoder(mixed)(encode_row([3, "x"], mixed)) == (3, "x")
+
+
+def test_stable_sort_indices_equals_lexsort() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        keys = [rng.integers(0, 4, n).astype(np.int64), rng.integers(-50, 50, n).astype(np.int32),
+                rng.integers(0, 3, n).astype(np.uint8), rng.random(n)][: int(rng.integers(1, 5))]
+        assert (stable_sort_indices(keys) == np.lexsort(keys[::-1])).all()
+        initial = rng.permutation(n)
+        expected = initial[np.lexsort([k[initial] for k in keys[::-1]])]
+        assert (stable_sort_indices(keys, initial=initial) == expected).all()
+    wide = [np.array([0, 2**62, 5], dtype=np.int64), np.array([1, 2, 3])]  # too wide for one composite key
+    assert (stable_sort_indices(wide) == np.lexsort(wide[::-1])).all()
+    ties = [np.array([0, 2**60, 5, 5, 7, 0, 1, 2], dtype=np.int64)]  # one key, too wide to append positions
+    assert (stable_sort_indices(ties) == np.argsort(ties[0], kind="stable")).all()

@@ -1,21 +1,25 @@
 """Filtered reads that prune: a filter gives the unfiltered read filtered afterwards (every merge engine, deletion
 vectors, key / value predicates in AND / OR, after schema evolution), and Parquet row groups that a key range or
-an append table's value range rules out are not read."""
+an append table's value range rules out are not read; ORC stripes likewise (their statistics from the file tail)."""
 
 from __future__ import annotations
 
 import glob
+import io
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_format import FileSystemCatalog, SchemaChange, Table, write_table
-from table_format.data.file_format import row_group_rows
+from table_format.data.file_format import dictionary_columns, row_group_rows
+from table_format.data.orc_stats import orc_stripe_stats
 from table_format.predicate import parse_filter
 
 SCHEMA = pa.schema([("id", pa.int64(), False), ("k2", pa.string(), False), ("v", pa.int64()), ("s", pa.string())])
@@ -219,3 +223,80 @@ def test_row_groups_follow_parquet_block_size() -> None:
 
 def _data_files(table: Table) -> list[str]:
     return sorted(glob.glob(f"{table.path}/bucket-*/*.parquet"))
+
+
+# ---- ORC stripes -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compression", ["zstd", "zlib", "snappy", "lz4", "uncompressed"])
+def test_orc_stripe_statistics_match_the_stripes(compression: str) -> None:
+    n = 20_000
+    t = pa.table({"id": np.arange(n), "s": pa.array([f"k{i:06d}" for i in range(n)]),
+                  "d": pa.array(np.arange(n) % 1000, pa.int32()).cast(pa.date32()),
+                  "x": pa.array([None if i % 3 == 0 else i for i in range(n)], pa.int32())})
+    buf = io.BytesIO()
+    paorc.write_table(t, buf, compression=compression, stripe_size=1 << 10)
+    data = buf.getvalue()
+    stripes = orc_stripe_stats(data, len(data))
+    orc = paorc.ORCFile(io.BytesIO(data))
+    assert len(stripes) == orc.nstripes > 1 and sum(s.rows for s in stripes) == n
+    for i, s in enumerate(stripes):
+        batch = orc.read_stripe(i)
+        assert s.rows == batch.num_rows
+        for name in ("id", "s", "d"):
+            col = batch.column(name)
+            assert (s.mins[name], s.maxs[name]) == (pc.min(col).as_py(), pc.max(col).as_py())
+        assert s.nulls["x"] == batch.column("x").null_count and s.nulls["id"] == 0
+    with pytest.raises(ValueError):
+        orc_stripe_stats(data[-20:], len(data))
+
+
+class _StripeCounter:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.read = 0
+        self.files: dict[int, int] = {}  # id of each ORCFile read -> its stripe count
+        real_read, real_stripe = paorc.ORCFile.read, paorc.ORCFile.read_stripe
+        counter = self
+
+        def read(of: Any, *args: Any, **kwargs: Any) -> Any:
+            counter.read += of.nstripes
+            counter.files[id(of)] = of.nstripes
+            return real_read(of, *args, **kwargs)
+
+        def read_stripe(of: Any, i: int, *args: Any, **kwargs: Any) -> Any:
+            counter.read += 1
+            counter.files[id(of)] = of.nstripes
+            return real_stripe(of, i, *args, **kwargs)
+
+        monkeypatch.setattr(paorc.ORCFile, "read", read)
+        monkeypatch.setattr(paorc.ORCFile, "read_stripe", read_stripe)
+
+    @property
+    def total(self) -> int:
+        return sum(self.files.values())
+
+
+@pytest.mark.parametrize("primary_key", [True, False], ids=["primary-key", "append"])
+def test_orc_stripes_ruled_out_by_a_key_range_are_not_read(catalog: FileSystemCatalog, primary_key: bool,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    options = {"file.format": "orc", "orc.stripe.size": str(1 << 10), "bucket": "1" if primary_key else "-1"}
+    table = catalog.create_table("db.orc_stripes", SCHEMA, primary_keys=["id", "k2"] if primary_key else (),
+                                 options=options)
+    write_table(table, _rows(np.arange(60_000), 7))
+    counter = _StripeCounter(monkeypatch)
+    dnf = [("id", ">=", 1000), ("id", "<", 1100)]
+    got = table.scan(filter=dnf).to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(1000, 1100))
+    assert counter.total >= 3 and 0 < counter.read * 2 <= counter.total, (counter.read, counter.total)
+    monkeypatch.undo()
+    write_table(table, _rows(np.arange(0, 60_000, 7), 8))
+    for f in [*FILTERS, dnf, [("id", ">", 59_990)], [("id", "<", 0)]]:
+        assert _sorted(table.scan(filter=f).to_arrow()).equals(_sorted(_expected(table, f))), f
+
+
+def test_dictionary_encoding_only_for_repetitive_columns() -> None:
+    n = 5000
+    t = pa.table({"key": np.arange(n), "flag": np.arange(n) % 2 == 0, "cat": pa.array(["a", "b", "c"] * (n // 3) + ["a"] * (n % 3)),
+                  "text": pa.array([f"free text {i}" for i in range(n)]), "nested": pa.array([[i] for i in range(n)])})
+    assert dictionary_columns(t) == ["flag", "cat"]
+    assert dictionary_columns(t.slice(0, 0)) == ["key", "flag", "cat", "text"]

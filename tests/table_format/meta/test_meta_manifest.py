@@ -22,6 +22,7 @@ from table_format.meta.manifest import (
     MANIFEST_ENTRY_SCHEMA,
     MANIFEST_FILE_META_SCHEMA,
     DataFileMeta,
+    DecodedManifest,
     DeletionVectorMeta,
     FileKind,
     FileSource,
@@ -34,11 +35,13 @@ from table_format.meta.manifest import (
     decode_index_manifest,
     decode_manifest,
     decode_manifest_list,
+    decode_manifest_rows,
     encode_index_manifest,
     encode_manifest,
     encode_manifest_list,
     local_wall_clock_millis,
     merge_entries,
+    read_manifest,
 )
 from table_format.meta.snapshot import CommitKind, Snapshot
 
@@ -732,3 +735,96 @@ def test_decoding_10k_entries_adds_little_beyond_fastavro() -> None:
     assert decoded == entries
     # measured ~0.05-0.1 s of mapping on a dev machine; the bound is loose so that a busy CI box does not flake
     assert best_full - best_raw < 0.5, (best_raw, best_full)
+
+
+# ---- column-wise decoding ------------------------------------------------------------------------------------------
+
+
+def _mixed_entries() -> list[ManifestEntry]:
+    parts = [b"\x00\x00\x00\x01" + bytes([i]) + bytes(15) for i in range(3)]
+    return [
+        replace(_entry(f"data-{i}.parquet", FileKind.DELETE if i % 5 == 0 else FileKind.ADD, bucket=i % 4,
+                       value_stats=_stats(i), min_sequence_number=i), partition=parts[i % 3],
+                total_buckets=4 if i % 7 else -1)
+        for i in range(60)
+    ] + [FULL_ENTRY]
+
+
+@pytest.mark.parametrize("codec", ["zstandard", "null", "deflate"])
+def test_columnar_decoder_equals_row_decoder(codec: str) -> None:
+    entries = _mixed_entries()
+    data = encode_manifest(entries, codec=codec)
+    decoded = read_manifest(data, source="m")
+    assert decoded._frame is not None  # the column-wise path took it
+    assert decoded.entries() == decode_manifest_rows(data, source="m") == entries
+    assert (decoded.added, decoded.deleted) == (sum(e.kind == FileKind.ADD for e in entries),
+                                                sum(e.kind == FileKind.DELETE for e in entries))
+
+
+@needs_golden
+def test_columnar_decoder_equals_row_decoder_on_java_files() -> None:
+    paths = [p for p in sorted(TABLES.glob("*/manifest/manifest-*")) if not p.name.startswith("manifest-list-")]
+    assert paths
+    for path in paths:
+        data = path.read_bytes()
+        decoded = read_manifest(data, source=str(path))
+        assert decoded._frame is not None, path
+        assert decoded.entries() == decode_manifest_rows(data, source=str(path)), path
+
+
+def test_select_filters_partitions_and_buckets_before_building_entries() -> None:
+    entries = _mixed_entries()
+    data = encode_manifest(entries)
+    wanted = {entries[1].partition}
+    asked: list[bytes] = []
+
+    def partition_ok(p: bytes) -> bool:
+        asked.append(p)
+        return p in wanted
+
+    def buckets_for(total: int) -> set[int] | None:
+        return {1, 3} if total == 4 else None
+
+    expected = [e for e in entries if e.partition in wanted and (e.total_buckets != 4 or e.bucket in (1, 3))]
+    assert expected
+    columnar = read_manifest(data, source="m")
+    assert columnar.select(partition_ok=partition_ok, buckets_for=buckets_for) == expected
+    assert len(asked) == len(set(asked)) == len({e.partition for e in entries})  # once per distinct partition
+    rows = DecodedManifest(None, entries)
+    assert rows.select(partition_ok=partition_ok, buckets_for=buckets_for) == expected
+    assert columnar.select(partition_ok=lambda p: False) == [] == rows.select(partition_ok=lambda p: False)
+
+
+def test_unreadable_by_polars_falls_back_to_row_decoder() -> None:
+    data = encode_manifest([_entry("a.parquet")], codec="bzip2")
+    decoded = read_manifest(data, source="m")
+    assert decoded._frame is None and decoded.entries() == [_entry("a.parquet")]
+    with pytest.raises(CorruptMetadataError, match="broken-file"):
+        read_manifest(data[:-9], source="broken-file")
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate"])
+def test_columnar_decoder_refuses_what_the_row_decoder_refuses(codec: str) -> None:
+    """Flips in the blocks (no checksum with these codecs) fail like the row-wise decoder or decode to the same
+    entries: a shifted field is caught by the block sizes, not read as other values. Only a union branch byte
+    flipped to another non-null branch number reads as the undamaged entries where the row-wise decoder refuses."""
+    entries = _mixed_entries()
+    data = encode_manifest(entries, codec=codec)
+    header_end = data.index(data[-16:]) + 16
+    rnd = random.Random(codec)
+    outcomes = {"same": 0, "corrupt": 0}
+    for _ in range(300):
+        buf = bytearray(data)
+        buf[rnd.randrange(header_end, len(buf) - 16)] ^= 1 << rnd.randrange(8)
+        try:
+            expected: list[ManifestEntry] | None = decode_manifest_rows(bytes(buf), source="flip")
+        except CorruptMetadataError:
+            expected = None
+        try:
+            got: list[ManifestEntry] | None = read_manifest(bytes(buf), source="flip").entries()
+        except CorruptMetadataError as e:
+            assert "flip" in str(e)
+            got = None
+        assert got == expected or (expected is None and got == entries)
+        outcomes["same" if got is not None else "corrupt"] += 1
+    assert outcomes["corrupt"] > 0
