@@ -154,8 +154,8 @@ def assign_field_ids(t: DataType, next_id: list[int]) -> DataType:
 def build_schema(
     schema: pa.Schema | Sequence[DataField],
     *,
-    partition_keys: Sequence[str] = (),
-    primary_keys: Sequence[str] = (),
+    partition_keys: Sequence[str] | None = (),
+    primary_keys: Sequence[str] | None = (),
     options: Mapping[str, str] | None = None,
     comment: str | None = None,
     table: str = "",
@@ -236,12 +236,17 @@ def _validate_field_options(schema: TableSchema, where: str) -> None:
             )
 
 
-def _keys_from_option(options: dict[str, str], key: str, given: Sequence[str], where: str) -> Sequence[str]:
-    """Java's Schema: the table option 'primary-key' / 'partition' ("a,b") gives the keys and is not stored."""
+def _keys_from_option(options: dict[str, str], key: str, given: Sequence[str] | None, where: str) -> Sequence[str]:
+    """Java's Schema: the table option 'primary-key' / 'partition' ("a,b") gives the keys and is not stored.
+    `None` means no keys; a lone string is refused (it would read as one key per character)."""
+    what = "primary keys" if key == "primary-key" else "partition keys"
+    if given is None:
+        given = ()
+    elif isinstance(given, str | bytes) or not all(isinstance(k, str) for k in given):
+        raise SchemaError(f"{where}{what} must be a list of column names, got {given!r}")
     if key not in options:
         return given
     if given:
-        what = "primary keys" if key == "primary-key" else "partition keys"
         raise OptionError(f"{where}option {key!r} and the {what} argument both define the {what}; use one")
     return [k.strip() for k in options.pop(key).split(",") if k.strip()]
 

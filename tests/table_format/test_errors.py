@@ -527,3 +527,15 @@ def test_corrupt_data_file_is_named(warehouse: str) -> None:
     with pytest.raises(TableFormatError) as info:
         catalog_for(warehouse).load_table(table.identifier).scan().to_arrow()
     assert f.file_name in str(info.value)
+
+
+def test_keys_given_as_none_mean_no_keys_and_a_lone_string_is_refused(tmp_path):
+    catalog = FileSystemCatalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    table = catalog.create_table("db.none", schema, primary_keys=None, partition_keys=None)
+    assert table.schema.primary_keys == () and table.schema.partition_keys == ()
+    for keys in ({"primary_keys": "id"}, {"partition_keys": "dt"}, {"primary_keys": [1]}):
+        with pytest.raises(SchemaError, match=r"table 'db.bad': (primary|partition) keys must be a list of column names"):
+            catalog.create_table("db.bad", schema, **keys)
+        assert not catalog.table_exists("db.bad")
