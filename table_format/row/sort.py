@@ -35,6 +35,9 @@ def sortable(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return ranks.to_numpy(zero_copy_only=False)
 
 
+_FEW_RUNS = 64  # descents below which a stable sort (timsort) beats numpy's quicksort of unique keys
+
+
 def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | None = None) -> np.ndarray:
     """Permutation sorting rows by keys[0], then keys[1], ..., ties kept in `initial` order (default input order)."""
     n = len(keys[0]) if keys else (0 if initial is None else len(initial))
@@ -42,9 +45,17 @@ def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | Non
     composite = _composite(keys)
     if composite is not None:
         values, span = composite
-        if span * max(n, 1) < 1 << 62:  # unique keys (value, then position): any sort is stable, use the fastest
-            return perm[np.argsort(values[perm] * np.int64(n) + np.arange(n, dtype=np.int64))]
-        return perm[np.argsort(_narrow(values)[perm], kind="stable")]
+        ordered = values if initial is None else values[perm]
+        if span <= 1 << 16:  # values from 0: numpy's stable sort of uint16 is a radix sort, O(n)
+            order = np.argsort(ordered.astype(np.uint16), kind="stable")
+        elif n > 1 and np.count_nonzero(ordered[1:] < ordered[:-1]) < _FEW_RUNS:
+            # a few ascending runs (concatenated sorted files): timsort merges them in about linear time
+            order = np.argsort(ordered, kind="stable")
+        elif span * max(n, 1) < 1 << 62:  # unique keys (value, then position): any sort is stable, use the fastest
+            order = np.argsort(ordered * np.int64(n) + np.arange(n, dtype=np.int64))
+        else:
+            order = np.argsort(ordered, kind="stable")
+        return order.astype(np.int64, copy=False) if initial is None else perm[order]
     for k in reversed(keys):
         perm = perm[np.argsort(_narrow(k)[perm], kind="stable")]
     return perm

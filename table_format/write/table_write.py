@@ -67,7 +67,7 @@ def _input_ranks(group_code: np.ndarray) -> np.ndarray:
     counts = np.bincount(dense)
     group_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     ranks = np.empty(n, dtype=np.int64)
-    ranks[order] = np.arange(n, dtype=np.int64) - group_start[dense[order]]
+    ranks[order] = np.arange(n, dtype=np.int64) - np.repeat(group_start, counts)  # dense[order] is sorted
     return ranks
 
 
