@@ -54,23 +54,6 @@ class _BucketState:
     existing: list[DataFileMeta] = field(default_factory=list)  # committed live files (for compaction)
 
 
-def _input_ranks(group_code: np.ndarray) -> np.ndarray:
-    """For each row, how many rows of its group come before it in input order."""
-    n = len(group_code)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if group_code.min() == group_code.max():  # one group (e.g. an unpartitioned, unbucketed append table)
-        return np.arange(n, dtype=np.int64)
-    dense = group_code if group_code.min() >= 0 and group_code.max() < (1 << 20) else np.unique(
-        group_code, return_inverse=True)[1]
-    order = stable_sort_indices([dense])
-    counts = np.bincount(dense)
-    group_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    ranks = np.empty(n, dtype=np.int64)
-    ranks[order] = np.arange(n, dtype=np.int64) - np.repeat(group_start, counts)  # dense[order] is sorted
-    return ranks
-
-
 class TableWrite:
     """Collects data for one commit; `prepare_commit` returns picklable CommitMessages."""
 
@@ -282,30 +265,32 @@ class TableWrite:
         group_code = self._group_codes(rows, part_cols, buckets)
         # keys, then sequence.field (nulls first, as Paimon's sort buffer), then input order
         key_arrays = [sortable(rows.column(c)) for c in key_cols] + [sequence_rank(rows.column(c)) for c in seq_cols]
-        ranks = _input_ranks(group_code)  # sequence numbers follow input order within each bucket
-        perm = stable_sort_indices([group_code, *key_arrays]) if key_arrays or group_code.any() else None
-        if perm is not None:
-            group_code = group_code[perm]
-            key_arrays = [k[perm] for k in key_arrays]
-            buckets = buckets[perm]
-        else:
-            perm = np.arange(n, dtype=np.int64)
-        bounds = np.flatnonzero(group_code[:-1] != group_code[1:]) + 1
+        # rows by (partition, bucket) in input order (one radix sort for few buckets); each bucket's rows are then
+        # sorted by key in its own job (in parallel): a row's position in its bucket's input order is its rank
+        order = stable_sort_indices([group_code]) if group_code.min() != group_code.max() else np.arange(n)
+        sorted_codes = group_code[order]
+        bounds = np.flatnonzero(sorted_codes[:-1] != sorted_codes[1:]) + 1
         starts = np.concatenate([[0], bounds]).astype(np.int64)
         ends = np.concatenate([bounds, [n]]).astype(np.int64)
-        partitions = self._partition_rows(rows, part_cols, perm[starts])
-        self._restore([(p, int(buckets[s])) for p, s in zip(partitions, starts, strict=True)])
+        partitions = self._partition_rows(rows, part_cols, order[starts])
+        group_buckets = [int(b) for b in buckets[order[starts]]]
+        self._restore(list(zip(partitions, group_buckets, strict=True)))
         jobs = []
-        for partition, start, end in zip(partitions, starts, ends, strict=True):
-            state = self._buckets[(partition, int(buckets[start]))]
-            seqs = state.next_sequence + ranks[perm[start:end]]
-            state.next_sequence += int(end - start)
-            jobs.append((partition, int(buckets[start]), perm[start:end], seqs,
-                         [k[start:end] for k in key_arrays[: len(key_cols)]]))
-
-        def write_bucket(job: tuple[bytes, int, np.ndarray, np.ndarray, list[np.ndarray]]) -> None:
-            partition, bucket, index, seqs, keys = job
+        for partition, bucket, start, end in zip(partitions, group_buckets, starts, ends, strict=True):
             state = self._buckets[(partition, bucket)]
+            jobs.append((partition, bucket, order[start:end], state.next_sequence))
+            state.next_sequence += int(end - start)
+
+        def write_bucket(job: tuple[bytes, int, np.ndarray, int]) -> None:
+            partition, bucket, in_input_order, first_sequence = job
+            state = self._buckets[(partition, bucket)]
+            if key_arrays:
+                ranks = stable_sort_indices([k[in_input_order] for k in key_arrays])
+                index = in_input_order[ranks]
+            else:
+                ranks, index = np.arange(len(in_input_order), dtype=np.int64), in_input_order
+            seqs = first_sequence + ranks  # sequence numbers follow input order within each bucket
+            keys = [k[index] for k in key_arrays[: len(key_cols)]]
             take = pa.array(index)
             in_order = len(index) == n and bool(np.all(index == np.arange(n)))
             slice_rows = rows if in_order else rows.take(take)
