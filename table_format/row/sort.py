@@ -2,8 +2,10 @@
 
 Key order follows Paimon's key comparators (RecordComparator): numbers by value, strings and
 binaries by unsigned bytes, booleans false < true. Each column becomes a numeric numpy array
-(non-numeric columns through pyarrow's dense rank), then one stable argsort per column, least
-significant first (LSD), gives the permutation; equal neighbours give the run boundaries.
+(non-numeric columns through pyarrow's dense rank). Integer keys whose ranges fit combine into one int64
+sorted once: a radix sort when it spans <= 65536 values, timsort when the rows are a few ascending runs
+(concatenated sorted files), else a quicksort of unique (value, position); otherwise one stable argsort per
+column, least significant first (LSD). Equal neighbours give the run boundaries.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """TableWrite: buffers rows, assigns partitions and buckets, merges per key and writes level-0 files.
 
 Mirrors org.apache.paimon.table.sink.TableWriteImpl with KeyValueFileStoreWrite / AppendOnlyFileStoreWrite.
-All work is columnar: bucket hashing in numpy, one polars sort over partition, bucket, key and
-input order, then zero-copy slices per (partition, bucket). Sequence numbers continue from the
-highest one already committed in each bucket (MergeTreeWriter.newSequenceNumber).
+All work is columnar: bucket hashing in numpy, one stable sort of the rows by (partition, bucket), then
+per (partition, bucket), in parallel, a stable sort by key (ties in input order) and one `take`. Sequence
+numbers follow input order and continue from the highest one already committed in each bucket
+(MergeTreeWriter.newSequenceNumber).
 """
 
 from __future__ import annotations
