@@ -96,10 +96,6 @@ def is_compact_timestamp(t: TimestampType | LocalZonedTimestampType) -> bool:
     return t.precision <= MAX_COMPACT_TIMESTAMP_PRECISION
 
 
-def _is_timestamp(t: DataType) -> bool:
-    return isinstance(t, (TimestampType, LocalZonedTimestampType))
-
-
 def _reserved_null_bytes(t: DataType) -> int:
     """Variable-part bytes BinaryRowWriter reserves for a null non-compact DECIMAL / TIMESTAMP."""
     if isinstance(t, DecimalType) and not is_compact_decimal(t):
