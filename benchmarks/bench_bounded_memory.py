@@ -9,6 +9,9 @@ interleaved keys and one run updating the first run's keys), then, each in a fre
      `sort-spill-buffer-size` default 64 mb),
   2. a full compaction (the same merge, written as it goes),
   3. a full read after the compaction;
+  4. on a deletion-vector table of the same rows, fully compacted, then given a level-0 file updating 5 % of the
+     keys: a minor compaction (the level-0 file merged with the older versions of its keys, which are marked
+     deleted in the top level's files, read key range by key range) and a read after it;
 and checks each read's row count and checksum against the values computed from the generated data. Then the
 same on `--small` rows through the whole-bucket path (a `sort-spill-buffer-size` larger than the bucket) beside
 the key-range path, rows and checksums compared. Issue 11's target: peak RSS under 1 GiB at 30M rows.
@@ -57,6 +60,19 @@ def build(root: str, rows: int, options: dict[str, str]) -> tuple[int, int]:
     return expected_rows, checksum_of(ids_sum, sum(int(v.sum()) for v in latest.values()))
 
 
+def update_keys(root: str, rows: int, expected: tuple[int, int], *, updates: int) -> tuple[int, int]:
+    """Write new values for `updates` keys of the second run (one level-0 file); the expected (rows, checksum)."""
+    table = FileSystemCatalog(root).load_table("db.t")
+    per_run = rows // 4
+    rng = np.random.default_rng(11)
+    old = [rng.integers(0, 1 << 40, per_run) for _ in range(2)][1]  # the second run's values (see build)
+    picked = np.sort(np.random.default_rng(5).choice(per_run, updates, replace=False))
+    new = np.random.default_rng(6).integers(0, 1 << 40, updates)
+    write_table(table, pa.table({"id": picked.astype(np.int64) * 3 + 1, "v": new}, schema=SCHEMA))
+    n, checksum = expected
+    return n, (checksum - int(old[picked].sum()) + int(new.sum())) & MASK
+
+
 def checksum_of(ids_sum: int, v_sum: int) -> int:
     return (ids_sum * 1_000_003 + v_sum) & MASK
 
@@ -70,8 +86,8 @@ from benchmarks.bench_bounded_memory import peak_rss_mib
 table = FileSystemCatalog({root!r}).load_table("db.t")
 t0 = time.perf_counter()
 out = {{}}
-if {action!r} == "compact":
-    table.maintenance.compact(full=True)
+if {action!r} in ("compact", "compact_minor"):
+    table.maintenance.compact(full={action!r} == "compact")
     out["seconds"] = time.perf_counter() - t0
 else:
     for attempt in range(2):  # the faster of two reads (the first one warms the page cache)
@@ -140,6 +156,17 @@ def main() -> None:
         results["read_after"] = in_child(big, "read")
         ok &= report(f"{args.rows:,} rows: to_batches after compaction", results["read_after"], expected)
         shutil.rmtree(big, ignore_errors=True)
+        # deletion vectors: a minor compaction merges a level-0 file with the older versions of its keys in the top
+        # level and marks those deleted (the top level streamed key range by key range)
+        dv = f"{tmp}/dv"
+        expected_dv = build(dv, args.rows, {"deletion-vectors.enabled": "true"})
+        in_child(dv, "compact")
+        expected_dv = update_keys(dv, args.rows, expected_dv, updates=args.rows // 20)
+        results["dv_minor"] = in_child(dv, "compact_minor")
+        ok &= report(f"{args.rows:,} rows: deletion-vector minor compaction", results["dv_minor"], None)
+        results["dv_read"] = in_child(dv, "read")
+        ok &= report(f"{args.rows:,} rows: to_batches after it", results["dv_read"], expected_dv)
+        shutil.rmtree(dv, ignore_errors=True)
         for label, options in (("whole bucket", {"sort-spill-buffer-size": "64 gb"}), ("key ranges", {})):
             root = f"{tmp}/{label.replace(' ', '_')}"
             exp = build(root, args.small, options)

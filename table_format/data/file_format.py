@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 import zstandard
@@ -35,6 +36,10 @@ DEFAULT_PARQUET_BLOCK_SIZE = 128 << 20
 _MIN_ORC_STRIPE, _MAX_ORC_STRIPE = 1 << 20, 64 << 20  # pyarrow's default stripe size is the maximum
 _DICTIONARY_SAMPLE_ROWS = 1 << 13
 _ORC_TAIL_BYTES = 64 << 10  # first guess at the ORC tail (postscript, footer, stripe statistics)
+# Parquet reads go through Arrow's dataset reader: on local disks it decodes faster than ParquetFile.read (row groups
+# read ahead on its IO threads); every page's CRC32 is verified (pages written without one are not checked).
+_PARQUET_READER = pads.ParquetFileFormat(
+    default_fragment_scan_options=pads.ParquetFragmentScanOptions(page_checksum_verification=True))
 _ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "none": "uncompressed"}
 
 
@@ -182,9 +187,8 @@ def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = Non
     try:
         if fmt == "parquet":
             with file_io.open_input_file(path) as f:
-                pf = pq.ParquetFile(f, page_checksum_verification=True)  # pages without a CRC are not checked
-                cols = _present(columns, pf.schema_arrow.names)
-                return pf.read(columns=cols, use_threads=True)
+                fragment = _PARQUET_READER.make_fragment(f)
+                return fragment.to_table(columns=_present(columns, fragment.physical_schema.names), use_threads=True)
         if fmt == "orc":
             with file_io.open_input_file(path) as f:
                 of = paorc.ORCFile(f)
@@ -220,13 +224,13 @@ def read_file_pruned(
         return table, None, table.num_rows
     try:
         with file_io.open_input_file(path) as f:
-            pf = pq.ParquetFile(f, page_checksum_verification=True)
-            meta = pf.metadata
+            fragment = _PARQUET_READER.make_fragment(f)
+            meta = fragment.metadata
             selected = _row_groups_to_read(meta, stats_columns, keep)
-            cols = _present(columns, pf.schema_arrow.names)
+            cols = _present(columns, fragment.physical_schema.names)
             if len(selected) == meta.num_row_groups:
-                return pf.read(columns=cols, use_threads=True), None, meta.num_rows
-            table = pf.read_row_groups(selected, columns=cols, use_threads=True)
+                return fragment.to_table(columns=cols, use_threads=True), None, meta.num_rows
+            table = fragment.subset(row_group_ids=selected).to_table(columns=cols, use_threads=True)
     except FileNotFoundError:
         raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
@@ -311,6 +315,21 @@ def _row_groups_to_read(meta: pq.FileMetaData, stats_columns: Sequence[str], kee
     return selected
 
 
+def _row_group_batches(groups: Sequence[int], sizes: Sequence[int], batch_rows: int) -> Iterator[list[int]]:
+    """Consecutive row groups (of `groups`, file order) packed into runs of at most `batch_rows` rows; a group
+    larger than that is a run of its own."""
+    run: list[int] = []
+    rows = 0
+    for g in groups:
+        if run and (rows + sizes[g] > batch_rows or g != run[-1] + 1):
+            yield run
+            run, rows = [], 0
+        run.append(g)
+        rows += sizes[g]
+    if run:
+        yield run
+
+
 def _present(columns: Sequence[str] | None, names: Sequence[str]) -> list[str] | None:
     if columns is None:
         return None
@@ -329,15 +348,21 @@ def iter_file_batches(
     try:
         if fmt == "parquet":
             with file_io.open_input_file(path) as f:
-                pf = pq.ParquetFile(f, page_checksum_verification=True)
-                meta = pf.metadata
-                cols = _present(columns, pf.schema_arrow.names)
-                groups = (range(meta.num_row_groups) if keep is None
+                fragment = _PARQUET_READER.make_fragment(f)
+                meta = fragment.metadata
+                cols = _present(columns, fragment.physical_schema.names)
+                groups = (list(range(meta.num_row_groups)) if keep is None
                           else _row_groups_to_read(meta, stats_columns, keep))
-                starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
-                for g in groups:
-                    pos = int(starts[g])
-                    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=cols,
+                sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+                starts = np.cumsum([0, *sizes])
+                for run in _row_group_batches(groups, sizes, batch_rows):
+                    pos = int(starts[run[0]])
+                    if len(run) > 1 or sizes[run[0]] <= batch_rows:  # whole row groups: decoded in parallel
+                        yield fragment.subset(row_group_ids=run).to_table(columns=cols, use_threads=True), pos, \
+                            meta.num_rows
+                        continue
+                    pf = pq.ParquetFile(f, page_checksum_verification=True)  # one group larger than a batch
+                    for batch in pf.iter_batches(batch_size=batch_rows, row_groups=run, columns=cols,
                                                  use_threads=True):
                         yield pa.Table.from_batches([batch]), pos, meta.num_rows
                         pos += batch.num_rows

@@ -34,6 +34,7 @@ from table_format.types import DataType, DoubleType, FloatType
 Piece = tuple[int, pa.Table]
 """(position of the file in the whole-bucket input order, rows of that file)."""
 
+SYSTEM_ROW_BYTES = 9  # `_SEQUENCE_NUMBER` (int64) + `_VALUE_KIND` (int8) of a row read for a merge
 _VAR_WIDTH_BYTES = 24  # a guess for strings/binaries/nested values when estimating decoded bytes
 
 
@@ -175,6 +176,22 @@ class KeyRanges:
                 cut = min(self._key(r.pieces[-1][1], r.pieces[-1][1].num_rows - 1) for r in active)
                 cut_pieces = [p for r in active for p in r.take(self._count_le(r, cut))]
             yield sorted(cut_pieces, key=lambda p: p[0])
+
+
+def file_key_ranges(files: Sequence[DataFileMeta], key_names: Sequence[str], key_types: Sequence[DataType], *,
+                    budget: int, per_row: int, read: Callable[[int, int], Iterator[pa.Table]]) -> KeyRanges:
+    """The key ranges of `files` (in input order, oldest first), each sorted run holding about `budget / runs` bytes
+    of decoded rows: `read(i, batch_rows)` yields file i's rows in slices of at most `batch_rows`; a piece's tag is
+    i. `per_row` estimates the decoded bytes of a row read (see row_bytes)."""
+    runs = sorted_runs(files, key_types)
+    batch_rows = max(1, budget // (max(1, len(runs)) * per_row))
+
+    def run(chain: list[int]) -> Iterator[Piece]:
+        for i in chain:
+            for t in read(i, batch_rows):
+                yield i, t
+
+    return KeyRanges([run(c) for c in runs], key_names, key_types, run_rows=batch_rows)
 
 
 def concat_pieces(pieces: Sequence[Piece]) -> pa.Table:

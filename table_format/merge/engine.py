@@ -15,6 +15,8 @@ Sequence order is (sequence.field values, nulls first; then _SEQUENCE_NUMBER).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,32 +36,38 @@ from table_format.merge.partial_update import partial_update_groups
 from table_format.merge.spec import MergeSpec, merge_spec
 from table_format.options import CoreOptions, MergeEngine
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
-from table_format.row.sort import first_of_runs, sortable, stable_sort_indices
+from table_format.row.sort import first_of_runs, last_of_runs, sortable, stable_sort_indices
 from table_format.schema import TableSchema
 
 _RETRACT = (int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE))
 
 
 def merge_kv(data: pa.Table, *, schema: TableSchema, options: CoreOptions, drop_retractions: bool,
-             seq_ordered: bool = False, table: str = "", spec: MergeSpec | None = None) -> pa.Table:
+             seq_ordered: bool = False, table: str = "", spec: MergeSpec | None = None,
+             columns: Sequence[str] | None = None) -> pa.Table:
     """One row per key, in key order, merged with the table's merge engine (see the module doc).
 
     `data` holds the trimmed primary-key columns, any value columns (at least those the engine needs, see
     MergeSpec.required_columns), `_SEQUENCE_NUMBER` (int64) and `_VALUE_KIND` (int8). With
     `drop_retractions` keys whose merged record is -U/-D are removed (reads, full compactions); without, the
     result keeps what later merges need, as Java's write buffer and non-final compactions do.
-    `seq_ordered` promises the rows are already in sequence order, so only a stable sort by key is needed.
+    `seq_ordered` promises the rows are already in sequence order, so only a stable sort by key is needed (and
+    `_SEQUENCE_NUMBER` may then be absent when the engine is deduplicate: the input order is the sequence order).
+    `columns` asks for those columns only (at least; a read's projection): fewer columns to gather.
     """
     if spec is None:
         spec = merge_spec(schema, options.raw, table=table)
     where = f"table {table or spec.table!r}: " if (table or spec.table) else ""
-    missing = [c for c in (*spec.key_names, *spec.sequence_fields, SEQUENCE_NUMBER, VALUE_KIND)
-               if c not in data.column_names]
+    latest_wins = seq_ordered and spec.latest_wins
+    required = (*spec.key_names, *spec.sequence_fields, *(() if latest_wins else (SEQUENCE_NUMBER,)), VALUE_KIND)
+    missing = [c for c in required if c not in data.column_names]
     if missing:
         raise SchemaError(f"{where}merge input lacks the columns {missing}")
     n = data.num_rows
     if n == 0:
-        return data
+        return data if columns is None else data.select(list(columns))
+    if latest_wins:
+        return _latest_wins(data, spec, drop_retractions, columns)
     if any(col.num_chunks > 1 for col in data.columns):
         data = data.combine_chunks()  # once, rather than per use of a column
     # ---- merge order: a permutation of the input rows (the input itself is never reordered) ------------------
@@ -98,6 +106,25 @@ def merge_kv(data: pa.Table, *, schema: TableSchema, options: CoreOptions, drop_
         pick = np.where(lens == 1, starts, seg.first(~retract))
         return _pick(data, perm, pick, retract, drop_retractions)
     return _merge_columns(data, perm, seg, kinds, retract, spec, drop_retractions, where)
+
+
+def _latest_wins(data: pa.Table, spec: MergeSpec, drop_retractions: bool, columns: Sequence[str] | None) -> pa.Table:
+    """deduplicate over rows already in sequence order: the last record of each key, one gather of the output
+    columns (no whole-table copy, no run lengths)."""
+    keys = [sortable(data.column(k)) for k in spec.key_names]
+    perm = stable_sort_indices(keys)
+    rows = perm[last_of_runs([k[perm] for k in keys])]
+    if drop_retractions:
+        kinds = combined(data.column(VALUE_KIND)).to_numpy(zero_copy_only=False)[rows]
+        if kinds.dtype != np.int8:
+            kinds = kinds.astype(np.int8)
+        retract = (kinds == _RETRACT[0]) | (kinds == _RETRACT[1])
+        if retract.any():
+            rows = rows[~retract]
+    out = data if columns is None else data.select(list(columns))
+    if len(rows) == data.num_rows and np.array_equal(rows, np.arange(len(rows))):
+        return out
+    return out.take(pa.array(rows))
 
 
 def _order_runs(data: pa.Table, perm: np.ndarray, starts: np.ndarray, lens: np.ndarray,

@@ -127,6 +127,12 @@ class MergeSpec:
     # column -> index into groups, for value columns and the group's own sequence columns
     group_of: Mapping[str, int] = field(default_factory=dict)
 
+    @property
+    def latest_wins(self) -> bool:
+        """deduplicate taking every record: a key's merged row is its last record, whatever it holds, so input in
+        sequence order needs no `_SEQUENCE_NUMBER`."""
+        return self.engine == MergeEngine.DEDUPLICATE and not self.ignore_delete
+
     def required_columns(self, columns: Sequence[str]) -> list[str]:
         """`columns` plus what merging them needs: keys, sequence.field and sequence-group columns."""
         out = list(columns)

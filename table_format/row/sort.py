@@ -43,6 +43,9 @@ _FEW_RUNS = 64  # descents below which a stable sort (timsort) beats numpy's qui
 def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | None = None) -> np.ndarray:
     """Permutation sorting rows by keys[0], then keys[1], ..., ties kept in `initial` order (default input order)."""
     n = len(keys[0]) if keys else (0 if initial is None else len(initial))
+    if initial is None and len(keys) == 1 and keys[0].dtype.kind == "i" and n > 1 \
+            and np.count_nonzero(keys[0][1:] < keys[0][:-1]) < _FEW_RUNS:
+        return np.argsort(keys[0], kind="stable").astype(np.int64, copy=False)  # sorted files: timsort, no copies
     perm = np.arange(n, dtype=np.int64) if initial is None else initial
     composite = _composite(keys)
     if composite is not None:

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from table_format.arrow_types import to_arrow_field
 from table_format.data.file_reader import iter_data_file, read_data_file
 from table_format.errors import SchemaError
-from table_format.lsm.key_ranges import KeyRanges, Piece, concat_pieces, estimated_bytes, row_bytes, sorted_runs
+from table_format.lsm.key_ranges import SYSTEM_ROW_BYTES, concat_pieces, estimated_bytes, file_key_ranges, row_bytes
 from table_format.merge import merge_kv, merge_spec
 from table_format.meta.manifest import DataFileMeta
 from table_format.options import MergeEngine
@@ -72,7 +72,8 @@ class SplitReader:
                                and not self.merge_spec.ignore_delete)
         self.output_schema = pa.schema([to_arrow_field(schema.field(c)) for c in self.columns])
         self.budget = store.options.sort_spill_buffer_size
-        self.row_bytes = row_bytes(pa.schema([to_arrow_field(schema.field(c)) for c in self.merge_columns])) + 9
+        self.row_bytes = row_bytes(pa.schema([to_arrow_field(schema.field(c)) for c in self.merge_columns])) \
+            + SYSTEM_ROW_BYTES
 
     def is_large(self, split: DataSplit) -> bool:
         """Whether the split's decoded rows exceed the memory budget (`sort-spill-buffer-size`): it is then read
@@ -150,29 +151,24 @@ class SplitReader:
         """The merged rows of a primary-key split, key range by key range (lsm/key_ranges.py): the same rows
         as the whole-split merge, a bounded number of rows of each sorted run in memory."""
         order = sorted(range(len(split.files)), key=lambda i: split.files[i].min_sequence_number)
-        position = {f: p for p, f in enumerate(order)}
         files = [split.files[i] for i in order]
         seq_ordered = self._seq_ordered(files)
         system = (VALUE_KIND,) if seq_ordered else (SEQUENCE_NUMBER, VALUE_KIND)
-        chains = sorted_runs(split.files, self.store.key_types)
-        batch_rows = self._batch_rows(len(chains))
 
-        def run(chain: list[int]) -> Iterator[Piece]:
-            for i in chain:
-                for t in self._iter_file(split, i, self.merge_columns, batch_rows=batch_rows, system=system,
-                                         predicate=self.key_predicate, prune_only=self.merge_excluded):
-                    yield position[i], t
+        def read(position: int, batch_rows: int) -> Iterator[pa.Table]:
+            return self._iter_file(split, order[position], self.merge_columns, batch_rows=batch_rows, system=system,
+                                   predicate=self.key_predicate, prune_only=self.merge_excluded)
 
-        ranges = KeyRanges([run(c) for c in chains], self.key_names, self.store.key_types, run_rows=batch_rows)
+        ranges = file_key_ranges(files, self.key_names, self.store.key_types, budget=self.budget,
+                                 per_row=self.row_bytes, read=read)
         for pieces in ranges:
             data = concat_pieces(pieces)
             if seq_ordered:  # input order is sequence order (see _merge)
-                data = data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
-                                          pa.array(np.arange(data.num_rows, dtype=np.int64)))
-                data = data.select([*self.merge_columns, SEQUENCE_NUMBER, VALUE_KIND])
+                data = self._numbered(data)
             data = self._key_filter(data)
             yield merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
-                           seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
+                           seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec,
+                           columns=self.read_columns)
 
     def _seq_ordered(self, files: Sequence[DataFileMeta]) -> bool:
         """Files (oldest first) whose sequence ranges do not overlap: input order is sequence order."""
@@ -196,16 +192,20 @@ class SplitReader:
 
     def _read_for_merge(self, split: DataSplit, index: int, seq_ordered: bool) -> pa.Table:
         """A file of a merged split. A read whose files are in sequence order needs no `_SEQUENCE_NUMBER` (the rows'
-        order is theirs; merged rows' numbers are not returned): it is filled in once the files are concatenated.
-        `_VALUE_KIND` is always read: pypaimon 2.1 writes `deleteRowCount` 0 for files holding -D rows."""
-        if not seq_ordered:
-            return self.read_data_file(split, index, self.merge_columns, system=(SEQUENCE_NUMBER, VALUE_KIND),
-                                       predicate=self.key_predicate, prune_only=self.merge_excluded)
-        data = self.read_data_file(split, index, self.merge_columns, system=(VALUE_KIND,), predicate=self.key_predicate,
+        order is theirs; merged rows' numbers are not returned): it is numbered once the files are concatenated,
+        when the merge engine needs numbers at all. `_VALUE_KIND` is always read: pypaimon 2.1 writes
+        `deleteRowCount` 0 for files holding -D rows."""
+        system = (VALUE_KIND,) if seq_ordered else (SEQUENCE_NUMBER, VALUE_KIND)
+        return self.read_data_file(split, index, self.merge_columns, system=system, predicate=self.key_predicate,
                                    prune_only=self.merge_excluded)
-        placeholder = pa.array(np.zeros(data.num_rows, dtype=np.int64))
-        return data.add_column(len(self.merge_columns), pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
-                               placeholder)
+
+    def _numbered(self, data: pa.Table) -> pa.Table:
+        """Rows in sequence order given `_SEQUENCE_NUMBER` = their position (only engines that use it need it)."""
+        assert self.merge_spec is not None
+        if self.merge_spec.latest_wins:
+            return data
+        return data.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+                                  pa.array(np.arange(data.num_rows, dtype=np.int64)))
 
     def project(self, table: pa.Table) -> pa.Table:
         return pa.Table.from_arrays([table.column(c) for c in self.columns], schema=self.output_schema)
@@ -217,10 +217,9 @@ class SplitReader:
         seq_ordered = self._seq_ordered(files)
         tables = self.store.file_io.parallel_map(lambda i: self._read_for_merge(split, i, seq_ordered), order)
         data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        if seq_ordered:  # the synthesized sequence numbers (see below) keep the input order
-            data = data.set_column(data.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER,
-                                   pa.array(np.arange(data.num_rows, dtype=np.int64)))
+        if seq_ordered:
+            data = self._numbered(data)
         data = self._key_filter(data)
-        merged = merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
-                          seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec)
-        return merged
+        return merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
+                        seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec,
+                        columns=self.read_columns)

@@ -34,7 +34,7 @@ from table_format.write.changelog import key_codes
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compaction_changelog import compaction_changelog
 from table_format.write.file_writer import DataFileWriter
-from table_format.write.key_range_rewrite import fits_in_memory, rewrite_by_key_ranges
+from table_format.write.key_range_rewrite import fits_in_memory, lookup_by_key_ranges, rewrite_by_key_ranges
 
 SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio: files below ratio x target are "small"
 
@@ -261,15 +261,25 @@ def _lookup_deletions(
     system = (SEQUENCE_NUMBER, VALUE_KIND)
     dv = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
     unit_names = {f.file_name for f in unit.files}
+    higher = [f for f in task.files if f.file_name not in unit_names and f.level != 0]
+    writer = DataFileWriter(store, task.partition, task.bucket, level=unit.output_level,
+                            file_source=FileSource.COMPACT)
+    if not fits_in_memory(store, [*unit.files, *higher]):  # key range by key range, in bounded memory
+        try:
+            after, lost = lookup_by_key_ranges(
+                store, task.partition, task.bucket, unit.files, higher, dv,
+                lambda data: merge_kv(data, schema=store.schema, options=store.options, drop_retractions=True),
+                writer)
+        finally:
+            written.extend(writer.written_paths)
+        return list(unit.files), after, lost
     unit_data = pa.concat_tables([
         read_data_file(store, task.partition, task.bucket, f, names, system=system, deletion_file=dv.get(f.file_name))
         for f in sorted(unit.files, key=lambda f: f.min_sequence_number)
     ])
     parts = [unit_data]
     added: dict[str, np.ndarray] = {}
-    for f in task.files:
-        if f.file_name in unit_names or f.level == 0:
-            continue
+    for f in higher:
         raw = read_data_file(store, task.partition, task.bucket, f, names, system=system)
         alive = np.ones(raw.num_rows, dtype=bool)
         if f.file_name in dv:
@@ -282,8 +292,6 @@ def _lookup_deletions(
             parts.append(raw.filter(pa.array(hit)))
     data = pa.concat_tables(parts)
     merged = merge_kv(data, schema=store.schema, options=store.options, drop_retractions=True)
-    writer = DataFileWriter(store, task.partition, task.bucket, level=unit.output_level,
-                            file_source=FileSource.COMPACT)
     try:
         after = writer.write(merged.select(names), sequence_numbers=merged.column(SEQUENCE_NUMBER).to_numpy(),
                              kinds=merged.column(VALUE_KIND).combine_chunks())

@@ -13,17 +13,20 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from table_format.data.deletion_vector import DeletionFile
+from table_format.arrow_types import to_arrow_field
+from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
 from table_format.data.file_reader import iter_data_file
-from table_format.lsm.key_ranges import KeyRanges, Piece, estimated_bytes, row_bytes, sorted_runs
+from table_format.lsm.key_ranges import SYSTEM_ROW_BYTES, Piece, estimated_bytes, file_key_ranges, row_bytes
 from table_format.meta.manifest import DataFileMeta
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
-from table_format.write.file_writer import DataFileWriter, kv_schema
+from table_format.write.changelog import key_codes
+from table_format.write.file_writer import DataFileWriter
 
 
 def _per_row(store: FileStore) -> int:
-    return row_bytes(kv_schema(store))
+    """Decoded bytes per row of what a rewrite reads: every column, `_SEQUENCE_NUMBER` and `_VALUE_KIND`."""
+    return row_bytes(pa.schema([to_arrow_field(f) for f in store.schema.fields])) + SYSTEM_ROW_BYTES
 
 
 def fits_in_memory(store: FileStore, files: Sequence[DataFileMeta]) -> bool:
@@ -37,20 +40,15 @@ def key_range_pieces(store: FileStore, partition: bytes, bucket: int, files: Seq
     (oldest first): a piece's tag is its file's position in that list."""
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     names = store.schema.field_names
-    runs = sorted_runs(ordered, store.key_types)
-    budget = store.options.sort_spill_buffer_size
-    batch_rows = max(1, budget // (max(1, len(runs)) * _per_row(store)))
 
-    def run(chain: list[int]) -> Iterator[Piece]:
-        for i in chain:
-            f = ordered[i]
-            for t in iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
-                                    system=(SEQUENCE_NUMBER, VALUE_KIND),
-                                    deletion_file=deletion_files.get(f.file_name)):
-                yield i, t
+    def read(i: int, batch_rows: int) -> Iterator[pa.Table]:
+        f = ordered[i]
+        return iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
+                              system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=deletion_files.get(f.file_name))
 
-    keys = [f.name for f in store.key_fields]
-    return iter(KeyRanges([run(c) for c in runs], keys, store.key_types, run_rows=batch_rows)), ordered
+    ranges = file_key_ranges(ordered, [f.name for f in store.key_fields], store.key_types,
+                             budget=store.options.sort_spill_buffer_size, per_row=_per_row(store), read=read)
+    return iter(ranges), ordered
 
 
 class RollingOutput:
@@ -124,6 +122,62 @@ def changelog_by_key_ranges(store: FileStore, partition: bytes, bucket: int, fil
         old = [t for tag, t in pieces if in_before[tag]]
         out.add(log_of(_concat(scope_rows), _concat([t for _, t in pieces]), _concat(old) if old else None))
     return out.finish()
+
+
+_POSITION = "_ROW_POSITION"  # a higher-level row's position in its file (-1 for the unit's rows)
+
+
+def lookup_by_key_ranges(store: FileStore, partition: bytes, bucket: int, unit: Sequence[DataFileMeta],
+                         higher: Sequence[DataFileMeta], deletion_files: dict[str, DeletionFile],
+                         merge: Callable[[pa.Table], pa.Table],
+                         writer: DataFileWriter) -> tuple[list[DataFileMeta], dict[str, np.ndarray]]:
+    """Deletion-vector compaction in key ranges (see compact_task._lookup_deletions): the `unit` files merged with
+    the rows of the `higher`-level files that hold the same keys, range by range. Returns the files written and,
+    per higher-level file, the positions of the rows it loses (they go into its deletion vector)."""
+    files = [*sorted(unit, key=lambda f: f.min_sequence_number), *higher]  # the whole-bucket input order
+    in_unit = len(unit)
+    names = store.schema.field_names
+    keys = [f.name for f in store.key_fields]
+
+    def read(i: int, batch_rows: int) -> Iterator[pa.Table]:
+        f = files[i]
+        if i < in_unit:
+            for t in iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
+                                    system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=deletion_files.get(f.file_name)):
+                yield t.append_column(_POSITION, pa.array(np.full(t.num_rows, -1, dtype=np.int64)))
+            return
+        dv = deletion_files.get(f.file_name)
+        gone = read_deletion_vector(store.file_io, dv) if dv is not None else None
+        start = 0  # no filter and no deletion vector: slices are consecutive rows of the file
+        for t in iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
+                                system=(SEQUENCE_NUMBER, VALUE_KIND)):
+            positions = np.arange(start, start + t.num_rows, dtype=np.int64)
+            start += t.num_rows
+            t = t.append_column(_POSITION, pa.array(positions))
+            yield t if gone is None else t.filter(pa.array(~np.isin(positions, gone)))
+
+    ranges = file_key_ranges(files, keys, store.key_types, budget=store.options.sort_spill_buffer_size,
+                             per_row=_per_row(store) + 8, read=read)
+    out = RollingOutput(store, writer)
+    hits: dict[int, list[np.ndarray]] = {}
+    for pieces in ranges:
+        unit_rows = [t for tag, t in pieces if tag < in_unit]
+        if not unit_rows:
+            continue  # keys the unit does not touch
+        parts = list(unit_rows)
+        unit_keys = _concat(unit_rows).select(keys)
+        for tag, t in pieces:
+            if tag < in_unit:
+                continue
+            unit_codes, codes = key_codes([unit_keys, t.select(keys)], keys)
+            hit = np.isin(codes, unit_codes)
+            if hit.any():
+                found = t.filter(pa.array(hit))
+                hits.setdefault(tag, []).append(found.column(_POSITION).to_numpy())
+                parts.append(found)
+        out.add(merge(_concat(parts).drop_columns([_POSITION])))
+    added = {files[tag].file_name: np.sort(np.concatenate(p)) for tag, p in hits.items()}
+    return out.finish(), added
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:

@@ -205,3 +205,40 @@ def test_key_ranges_cut_temporal_and_float_keys(catalog: FileSystemCatalog) -> N
     got, expected = no_nan(ranges.scan().to_arrow()), no_nan(whole.scan().to_arrow())
     assert pc.sum(pc.equal(expected.column("f"), 1e300)).as_py() > 0
     assert got.equals(expected)
+
+
+def test_deletion_vector_compaction_in_key_ranges_equals_whole_bucket(catalog: FileSystemCatalog, oracle: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A minor compaction of a deletion-vector table (the unit merged with the older versions of its keys, which are
+    marked deleted in their files) streams the higher levels key range by key range: the same files, deletion
+    vectors and rows as the whole-bucket lookup, and Java reads the result."""
+    from table_format.write import compact_task  # noqa: PLC0415
+
+    calls: list[int] = []
+    real = compact_task.lookup_by_key_ranges
+    monkeypatch.setattr(compact_task, "lookup_by_key_ranges", lambda *a, **k: calls.append(1) or real(*a, **k))
+    whole, ranges = _pair(catalog, "deduplicate", {"deletion-vectors.enabled": "true"})
+    for t in (whole, ranges):
+        t.maintenance.compact(full=True)
+        present = set(t.refresh().scan().to_arrow().column("id").to_pylist())
+        write_table(t, _rows(np.arange(0, 1500, 7), 5))
+        t.refresh().maintenance.compact()  # the level-0 file into the top level: older rows marked deleted
+    assert calls == [1]  # only the small budget goes by key ranges
+    whole, ranges = whole.refresh(), ranges.refresh()
+
+    def layout(t: Table) -> list[tuple[int, int, int]]:
+        """(level, rows, deleted rows) of every live file."""
+        out = []
+        for s in t.scan().plan():
+            for f, d in zip(s.files, s.deletion_files or [None] * len(s.files), strict=True):
+                out.append((f.level, f.row_count, d.cardinality if d is not None and d.cardinality else 0))
+        return sorted(out)
+
+    assert layout(ranges) == layout(whole)
+    assert sum(d for _, _, d in layout(ranges)) == len(present & set(range(0, 1500, 7)))  # older versions, once
+    expected = whole.scan().to_arrow()
+    assert ranges.scan().to_arrow().equals(expected)
+    java = oracle.read(catalog.warehouse, "db", "ranges")
+    by_key = lambda row: row[:2]  # noqa: E731
+    assert sorted(((r["id"], r["k2"], r["v"], r["s"]) for r in java), key=by_key) == sorted(
+        zip(*(expected.column(c).to_pylist() for c in ("id", "k2", "v", "s")), strict=True), key=by_key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import io
+import threading
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_format import FileSystemCatalog, SchemaChange, Table, write_table
+from table_format.data import file_format
 from table_format.data.file_format import dictionary_columns, row_group_rows
 from table_format.data.orc_stats import orc_stripe_stats
 from table_format.predicate import parse_filter
@@ -164,24 +166,42 @@ def test_changes_are_not_filtered_by_scan_pruning(catalog: FileSystemCatalog) ->
 
 
 class _RowGroupCounter:
+    """Counts the Parquet row groups decoded (`read`) out of those of every file opened (`total`)."""
+
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.read = 0
         self.total = 0
-        real_read, real_groups = pq.ParquetFile.read, pq.ParquetFile.read_row_groups
-        counter = self
+        self.lock = threading.Lock()
+        monkeypatch.setattr(file_format, "_PARQUET_READER", _CountingFormat(file_format._PARQUET_READER, self))
 
-        def read(pf: pq.ParquetFile, *args: Any, **kwargs: Any) -> pa.Table:
-            counter.read += pf.metadata.num_row_groups
-            counter.total += pf.metadata.num_row_groups
-            return real_read(pf, *args, **kwargs)
 
-        def read_row_groups(pf: pq.ParquetFile, groups: Any, *args: Any, **kwargs: Any) -> pa.Table:
-            counter.read += len(groups)
-            counter.total += pf.metadata.num_row_groups
-            return real_groups(pf, groups, *args, **kwargs)
+class _CountingFragment:
+    def __init__(self, fragment: Any, counter: _RowGroupCounter, groups: int | None = None) -> None:
+        self.fragment, self.counter, self.groups = fragment, counter, groups
 
-        monkeypatch.setattr(pq.ParquetFile, "read", read)
-        monkeypatch.setattr(pq.ParquetFile, "read_row_groups", read_row_groups)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fragment, name)
+
+    def subset(self, *, row_group_ids: list[int]) -> _CountingFragment:
+        return _CountingFragment(self.fragment.subset(row_group_ids=row_group_ids), self.counter, len(row_group_ids))
+
+    def to_table(self, **kwargs: Any) -> pa.Table:
+        groups = self.fragment.metadata.num_row_groups if self.groups is None else self.groups
+        with self.counter.lock:  # splits are read by several threads
+            self.counter.read += groups
+        return self.fragment.to_table(**kwargs)
+
+
+class _CountingFormat:
+    def __init__(self, fmt: Any, counter: _RowGroupCounter) -> None:
+        self.fmt, self.counter = fmt, counter
+
+    def make_fragment(self, source: Any) -> _CountingFragment:
+        fragment = self.fmt.make_fragment(source)
+        groups = fragment.metadata.num_row_groups
+        with self.counter.lock:
+            self.counter.total += groups
+        return _CountingFragment(fragment, self.counter)
 
 
 def test_key_range_skips_row_groups_of_sorted_files(catalog: FileSystemCatalog,

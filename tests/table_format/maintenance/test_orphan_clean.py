@@ -60,6 +60,7 @@ def test_removes_only_unreferenced_old_files(warehouse: str) -> None:
     table = new_table(warehouse)
     states = history(table, 6)
     table.create_tag("t2", snapshot_id=2)
+    time.sleep(0.01)  # every snapshot strictly older than the cut-off (Paimon keeps one of the same ms)
     table.maintenance.expire_snapshots(retain_min=2, older_than=NOW, dry_run=False)
     junk = _junk(table.path, dt.timedelta(days=2))
     young = _touch(os.path.join(table.path, "manifest", "manifest-young-0"))
@@ -91,6 +92,7 @@ def test_after_expiration_nothing_unreferenced_is_left(warehouse: str) -> None:
     # files of a writer that died before committing
     _touch(os.path.join(table.path, "dt=a", "bucket-0", "data-dead-0.parquet"))
     _touch(os.path.join(table.path, "index", "index-dead-0"))
+    time.sleep(0.01)  # every snapshot strictly older than the cut-off (Paimon keeps one of the same ms)
     table.maintenance.expire_snapshots(retain_min=3, older_than=NOW, dry_run=False)
     time.sleep(0.01)
     result = table.maintenance.remove_orphan_files(older_than=dt.timedelta(0), dry_run=False)
@@ -108,6 +110,7 @@ def test_empty_bucket_directories_are_removed(warehouse: str) -> None:
     write_table(table, rows([1, 2, 3, 4], "x", "p1"))
     write_table(table, rows([5], "y", "p2"))
     write_table(table, rows([], "z", "p1"), mode="overwrite", overwrite_partitions=[{"dt": "p1"}])
+    time.sleep(0.01)  # every snapshot strictly older than the cut-off (Paimon keeps one of the same ms)
     table.maintenance.expire_snapshots(retain_min=1, older_than=NOW, dry_run=False)
     assert os.path.isdir(os.path.join(table.path, "dt=p1"))  # expiration leaves empty directories by default
     time.sleep(0.01)
@@ -148,6 +151,7 @@ def test_branch_snapshots_and_tags_protect_files(warehouse: str) -> None:
     table = new_table(warehouse)
     states = history(table, 4)
     table.create_tag("t2", snapshot_id=2)
+    time.sleep(0.01)  # every snapshot strictly older than the cut-off (Paimon keeps one of the same ms)
     table.maintenance.expire_snapshots(retain_min=1, older_than=NOW, dry_run=False)
     branch = os.path.join(table.path, "branch", "branch-b1")
     with open(os.path.join(table.path, "schema", "schema-0"), "rb") as f:
