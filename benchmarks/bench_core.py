@@ -5,7 +5,9 @@
 Prints seconds per phase and ratios to raw pyarrow (write: pq.write_table zstd level 1, read:
 pq.read_table) measured in the same process, with the spread over the runs and the load average; targets
 from issue 11: PK write (bucket 4) <= 2.5x raw write, merged read <= 1.5x raw read, append write and read
-<= 1.2x raw, a read filtered on 1 % of the keys <= 0.5x the full merged read. With --pypaimon it also
+<= 1.2x raw, a read filtered on 1 % of the keys <= 0.5x the full merged read. `pk_inputs_raw_read` is pyarrow's own
+read of the files a merged read combines (1.2x the rows, page CRCs checked, files in parallel): the merged read's
+floor, so that the merge's own share shows. With --pypaimon it also
 times pypaimon 2.1.0 (its own venv, .cache/venv-pypaimon) on the PK write and merged read.
 """
 

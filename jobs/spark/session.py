@@ -27,7 +27,6 @@ _CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     "spark.executor.memory": "2g",
     "spark.sql.shuffle.partitions": "4",
-    "spark.default.parallelism": "4",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
     "spark.sql.python.filterPushdown.enabled": "true",
