@@ -13,20 +13,21 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from table_format.arrow_types import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
 from table_format.data.file_reader import iter_data_file
-from table_format.lsm.key_ranges import SYSTEM_ROW_BYTES, Piece, estimated_bytes, file_key_ranges, row_bytes
+from table_format.lsm.key_ranges import Piece, estimated_bytes, file_key_ranges, row_bytes
 from table_format.meta.manifest import DataFileMeta
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.store.file_store import FileStore
 from table_format.write.changelog import key_codes
-from table_format.write.file_writer import DataFileWriter
+from table_format.write.file_writer import DataFileWriter, kv_schema
 
 
 def _per_row(store: FileStore) -> int:
-    """Decoded bytes per row of what a rewrite reads: every column, `_SEQUENCE_NUMBER` and `_VALUE_KIND`."""
-    return row_bytes(pa.schema([to_arrow_field(f) for f in store.schema.fields])) + SYSTEM_ROW_BYTES
+    """Decoded bytes per row of a data file as written (keys, system columns, every column): an estimate on the
+    generous side, which keeps a compaction's peak memory near the budget's intent (its merge temporaries and
+    output buffer grow with the rows in a range)."""
+    return row_bytes(kv_schema(store))
 
 
 def fits_in_memory(store: FileStore, files: Sequence[DataFileMeta]) -> bool:
@@ -157,7 +158,7 @@ def lookup_by_key_ranges(store: FileStore, partition: bytes, bucket: int, unit: 
             yield t if gone is None else t.filter(pa.array(~np.isin(positions, gone)))
 
     ranges = file_key_ranges(files, keys, store.key_types, budget=store.options.sort_spill_buffer_size,
-                             per_row=_per_row(store) + 8, read=read)
+                             per_row=_per_row(store), read=read)
     out = RollingOutput(store, writer)
     hits: dict[int, list[np.ndarray]] = {}
     for pieces in ranges:
