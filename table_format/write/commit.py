@@ -13,10 +13,8 @@ import logging
 import random
 import time
 import uuid
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from table_format.errors import (
     CommitConflictError,
@@ -34,12 +32,10 @@ from table_format.meta.manifest import (
     merge_entries,
 )
 from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
-from table_format.options import BucketMode
-from table_format.row.binary_row import decode_row
 from table_format.store.file_store import FileStore
+from table_format.write.commit_conflicts import PartitionFilter, check_conflicts, check_pinned
 from table_format.write.commit_message import CommitMessage
 
-PartitionFilter = Callable[[bytes], bool]
 log = logging.getLogger(__name__)
 
 
@@ -164,11 +160,11 @@ class FileStoreCommit:
             try:
                 delta = list(entries)
                 if overwrite is not None:
-                    self._check_pinned(latest, overwrite)
+                    check_pinned(self.store, latest, overwrite.base_snapshot_id, overwrite.partitions)
                     delta = self._overwrite_deletes(latest, overwrite) + delta
                     if not delta:
                         return None
-                self._check_conflicts(latest, delta, kind)
+                check_conflicts(self.store, latest, delta, kind)
                 result = self._try_commit_once(latest, delta, kind, identifier, index=index, overwrite=overwrite,
                                                changelog=changelog)
             except (CorruptMetadataError, SnapshotNotFoundError):
@@ -185,131 +181,10 @@ class FileStoreCommit:
             "(other writers kept taking the next snapshot id); nothing was committed"
         )
 
-    def _check_pinned(self, latest: Snapshot | None, overwrite: Overwrite) -> None:
-        base = overwrite.base_snapshot_id
-        if base is None or latest is None or latest.id == base:
-            return
-        accept = overwrite.partitions
-        for sid in range(base + 1, latest.id + 1):
-            try:
-                snap = self.store.snapshots.snapshot(sid)
-                metas = self.store.manifests.read_manifest_list(snap.delta_manifest_list)
-                entries = self.store.manifests.read_entries(metas)
-            except (SnapshotNotFoundError, CorruptMetadataError):
-                if self.store.snapshots.exists(sid):
-                    raise
-                raise CommitConflictError(
-                    f"table {self.store.identifier!r}: snapshot {sid}, committed after the snapshot {base} this "
-                    "overwrite read, was expired before it could be checked; rerun it on the new data"
-                ) from None
-            for e in entries:
-                if accept is None or accept(e.partition):
-                    raise CommitConflictError(
-                        f"table {self.store.identifier!r}: snapshot {sid} changed the partitions this overwrite "
-                        f"read at snapshot {base}; rerun it on the new data"
-                    )
-
     def _overwrite_deletes(self, latest: Snapshot | None, overwrite: Overwrite) -> list[ManifestEntry]:
         accept = overwrite.partitions
         live = self.store.manifests.live_files(latest, partition_ok=accept)
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live]
-
-    def _check_conflicts(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: CommitKind) -> None:
-        """File conflicts (ConflictDetection): files added twice, deleted files already gone, bucket counts.
-
-        Unlike Java, plain appends are checked too, so committing the same messages twice is refused.
-        """
-        store = self.store
-        deletes = [e for e in delta if e.kind == FileKind.DELETE]
-        check_buckets = store.bucket_mode == BucketMode.FIXED and kind != CommitKind.OVERWRITE
-        partitions = {e.partition for e in delta}
-        live = store.manifests.live_files(latest, partition_ok=partitions.__contains__)
-        try:
-            merged = merge_entries([*live, *delta])
-        except CorruptMetadataError as err:  # ADD of a file that is already live (e.g. messages committed twice)
-            raise CommitConflictError(f"table {store.identifier!r}: file conflicts detected: {err}") from None
-        if deletes:
-            missing = [e.file.file_name for e in merged if e.kind == FileKind.DELETE]
-            if missing:
-                raise CommitConflictError(
-                    f"table {store.identifier!r}: file deletion conflicts detected, files {missing[:5]} were "
-                    "already removed by a concurrent commit; give up committing"
-                )
-        if kind == CommitKind.COMPACT and store.has_primary_key:
-            self._check_lsm(merged)
-        elif store.has_primary_key and not store.options.sequence_fields:
-            self._check_sequence_order(live, delta)
-        if check_buckets:
-            existing = {e.partition: e.total_buckets for e in live if e.total_buckets > 0}
-            for e in delta:
-                if e.kind == FileKind.ADD and e.total_buckets > 0:
-                    prev = existing.get(e.partition)
-                    if prev is not None and prev != e.total_buckets:
-                        values = dict(zip(store.schema.partition_keys, store.decode_partition(e.partition),
-                                          strict=True))
-                        raise CommitConflictError(
-                            f"table {store.identifier!r}: total buckets of partition {values or '(whole table)'} "
-                            f"changed from {prev} to {e.total_buckets} without overwrite"
-                        )
-
-    def _check_sequence_order(self, live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
-        """New rows of a primary-key bucket must sort after the rows committed before them (not in Java).
-
-        A writer numbers its rows from the bucket's highest sequence number when it started. If another writer
-        committed rows of the same keys to the bucket meanwhile, both overlap in sequence numbers and the merge
-        keeps whichever happens to number higher, not the later commit: a later upsert or delete could be undone
-        by an earlier one (differently in every bucket). So a commit whose new files overlap a live file both in
-        sequence numbers and in key range is refused; the caller writes it again on the new snapshot. Files this
-        delta deletes (an overwrite) do not count; `sequence.field` tables order by their field instead.
-        """
-        new_files: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
-        for e in delta:
-            if e.kind == FileKind.ADD:
-                new_files[(e.partition, e.bucket)].append(e)
-        if not new_files:
-            return
-        deleted = {(e.partition, e.bucket, e.file.file_name) for e in delta if e.kind == FileKind.DELETE}
-        floors = {k: min(e.file.min_sequence_number for e in v) for k, v in new_files.items()}
-        key_types = self.store.key_types
-        for old in live:
-            key = (old.partition, old.bucket)
-            floor = floors.get(key)
-            if floor is None or old.file.max_sequence_number < floor or (*key, old.file.file_name) in deleted:
-                continue
-            old_min = decode_row(old.file.min_key, key_types)
-            old_max = decode_row(old.file.max_key, key_types)
-            for new in new_files[key]:
-                if new.file.min_sequence_number > old.file.max_sequence_number:
-                    continue
-                if decode_row(new.file.min_key, key_types) <= old_max and old_min <= decode_row(new.file.max_key,
-                                                                                                  key_types):
-                    values = dict(zip(self.store.schema.partition_keys, self.store.decode_partition(old.partition),
-                                      strict=True))
-                    raise CommitConflictError(
-                        f"table {self.store.identifier!r}: a concurrent commit wrote the same keys to bucket "
-                        f"{old.bucket} of partition {values or '(whole table)'} (file {old.file.file_name}, "
-                        f"sequence numbers up to {old.file.max_sequence_number}); the rows of this commit (file "
-                        f"{new.file.file_name}, numbered from {new.file.min_sequence_number}) would not replace "
-                        "them; write them again on the new snapshot"
-                    )
-
-    def _check_lsm(self, merged: list[ManifestEntry]) -> None:
-        """Files of one level >= 1 must not overlap in key range (PrimaryKeyConflictDetection)."""
-        key_types = self.store.key_types
-        runs: dict[tuple[bytes, int, int], list[tuple[Any, Any, str]]] = defaultdict(list)
-        for e in merged:
-            if e.kind == FileKind.ADD and e.file.level > 0:
-                runs[(e.partition, e.bucket, e.file.level)].append(
-                    (decode_row(e.file.min_key, key_types), decode_row(e.file.max_key, key_types), e.file.file_name)
-                )
-        for (_, bucket, level), files in runs.items():
-            files.sort()
-            for a, b in zip(files, files[1:], strict=False):
-                if not a[1] < b[0]:
-                    raise CommitConflictError(
-                        f"table {self.store.identifier!r}: LSM conflicts detected in bucket {bucket} level {level}: "
-                        f"files {a[2]} and {b[2]} overlap (a concurrent compaction); give up committing"
-                    )
 
     def _index_manifest(
         self, latest: Snapshot | None, index: IndexChange | None, overwrite: Overwrite | None, written: list[str]
