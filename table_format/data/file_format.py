@@ -355,13 +355,14 @@ def iter_file_batches(
                           else _row_groups_to_read(meta, stats_columns, keep))
                 sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
                 starts = np.cumsum([0, *sizes])
+                pf: pq.ParquetFile | None = None  # for row groups larger than a batch, sliced as they decode
                 for run in _row_group_batches(groups, sizes, batch_rows):
                     pos = int(starts[run[0]])
                     if len(run) > 1 or sizes[run[0]] <= batch_rows:  # whole row groups: decoded in parallel
                         yield fragment.subset(row_group_ids=run).to_table(columns=cols, use_threads=True), pos, \
                             meta.num_rows
                         continue
-                    pf = pq.ParquetFile(f, page_checksum_verification=True)  # one group larger than a batch
+                    pf = pf or pq.ParquetFile(f, page_checksum_verification=True)
                     for batch in pf.iter_batches(batch_size=batch_rows, row_groups=run, columns=cols,
                                                  use_threads=True):
                         yield pa.Table.from_batches([batch]), pos, meta.num_rows

@@ -116,8 +116,6 @@ def _latest_wins(data: pa.Table, spec: MergeSpec, drop_retractions: bool, column
     rows = perm[last_of_runs([k[perm] for k in keys])]
     if drop_retractions:
         kinds = combined(data.column(VALUE_KIND)).to_numpy(zero_copy_only=False)[rows]
-        if kinds.dtype != np.int8:
-            kinds = kinds.astype(np.int8)
         retract = (kinds == _RETRACT[0]) | (kinds == _RETRACT[1])
         if retract.any():
             rows = rows[~retract]

@@ -43,32 +43,37 @@ _FEW_RUNS = 64  # descents below which a stable sort (timsort) beats numpy's qui
 def stable_sort_indices(keys: Sequence[np.ndarray], *, initial: np.ndarray | None = None) -> np.ndarray:
     """Permutation sorting rows by keys[0], then keys[1], ..., ties kept in `initial` order (default input order)."""
     n = len(keys[0]) if keys else (0 if initial is None else len(initial))
-    if initial is None and len(keys) == 1 and keys[0].dtype.kind == "i" and n > 1 \
-            and np.count_nonzero(keys[0][1:] < keys[0][:-1]) < _FEW_RUNS:
-        return np.argsort(keys[0], kind="stable").astype(np.int64, copy=False)  # sorted files: timsort, no copies
-    perm = np.arange(n, dtype=np.int64) if initial is None else initial
     composite = _composite(keys)
     if composite is not None:
-        values, span = composite
-        ordered = values if initial is None else values[perm]
-        if span <= 1 << 16:  # values from 0: numpy's stable sort of uint16 is a radix sort, O(n)
-            order = np.argsort(ordered.astype(np.uint16), kind="stable")
+        values, span, lo = composite  # values - lo are in [0, span)
+        ordered = values if initial is None else values[initial]
+        if span <= 1 << 16:  # numpy's stable sort of uint16 is a radix sort, O(n)
+            order = np.argsort(_from_zero(ordered, lo).astype(np.uint16), kind="stable")
         elif n > 1 and np.count_nonzero(ordered[1:] < ordered[:-1]) < _FEW_RUNS:
             # a few ascending runs (concatenated sorted files): timsort merges them in about linear time
             order = np.argsort(ordered, kind="stable")
         elif span * max(n, 1) < 1 << 62:  # unique keys (value, then position): any sort is stable, use the fastest
-            order = np.argsort(ordered * np.int64(n) + np.arange(n, dtype=np.int64))
+            order = np.argsort(_from_zero(ordered, lo) * np.int64(n) + np.arange(n, dtype=np.int64))
         else:
             order = np.argsort(ordered, kind="stable")
-        return order.astype(np.int64, copy=False) if initial is None else perm[order]
+        return order.astype(np.int64, copy=False) if initial is None else initial[order]
+    perm = np.arange(n, dtype=np.int64) if initial is None else initial
     for k in reversed(keys):
         perm = perm[np.argsort(_narrow(k)[perm], kind="stable")]
     return perm
 
 
-def _composite(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, int] | None:
-    """Integer keys whose value ranges multiply to < 2**62 as one int64 (mixed radix, keys[0] most significant)
-    and the number of values it spans: one sort instead of one per key (e.g. bucket code then an integer key)."""
+def _from_zero(values: np.ndarray, lo: int) -> np.ndarray:
+    return values - np.int64(lo) if lo else values
+
+
+def _composite(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, int, int] | None:
+    """Integer keys as one int64 array, the number of values it spans and its minimum: one sort instead of one per
+    key. A lone int64 key is itself (no copy); several keys whose value ranges multiply to < 2**62 combine in mixed
+    radix from 0 (keys[0] most significant; e.g. bucket code then an integer key)."""
+    if len(keys) == 1 and keys[0].dtype == np.int64 and len(keys[0]):
+        lo, hi = int(keys[0].min()), int(keys[0].max())
+        return keys[0], hi - lo + 1, lo
     out: np.ndarray | None = None
     total = 1
     for k in keys:
@@ -81,7 +86,7 @@ def _composite(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, int] | None:
             return None
         part = k.astype(np.int64) - np.int64(lo) if k.dtype.kind == "i" else (k - np.uint64(lo)).astype(np.int64)
         out = part if out is None else out * np.int64(span) + part
-    return None if out is None else (out, total)
+    return None if out is None else (out, total, 0)
 
 
 def _narrow(k: np.ndarray) -> np.ndarray:

@@ -125,7 +125,7 @@ def changelog_by_key_ranges(store: FileStore, partition: bytes, bucket: int, fil
     return out.finish()
 
 
-_POSITION = "_ROW_POSITION"  # a higher-level row's position in its file (-1 for the unit's rows)
+_POSITION = "_ROW_POSITION"  # a higher-level row's position in its file
 
 
 def lookup_by_key_ranges(store: FileStore, partition: bytes, bucket: int, unit: Sequence[DataFileMeta],
@@ -143,9 +143,8 @@ def lookup_by_key_ranges(store: FileStore, partition: bytes, bucket: int, unit: 
     def read(i: int, batch_rows: int) -> Iterator[pa.Table]:
         f = files[i]
         if i < in_unit:
-            for t in iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
-                                    system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=deletion_files.get(f.file_name)):
-                yield t.append_column(_POSITION, pa.array(np.full(t.num_rows, -1, dtype=np.int64)))
+            yield from iter_data_file(store, partition, bucket, f, names, batch_rows=batch_rows,
+                                      system=(SEQUENCE_NUMBER, VALUE_KIND), deletion_file=deletion_files.get(f.file_name))
             return
         dv = deletion_files.get(f.file_name)
         gone = read_deletion_vector(store.file_io, dv) if dv is not None else None
@@ -165,18 +164,17 @@ def lookup_by_key_ranges(store: FileStore, partition: bytes, bucket: int, unit: 
         unit_rows = [t for tag, t in pieces if tag < in_unit]
         if not unit_rows:
             continue  # keys the unit does not touch
+        older = [(tag, t) for tag, t in pieces if tag >= in_unit]
+        # one dense code per key over the range: the unit's keys and every older piece's
+        codes = key_codes([_concat(unit_rows).select(keys), *(t.select(keys) for _, t in older)], keys)
         parts = list(unit_rows)
-        unit_keys = _concat(unit_rows).select(keys)
-        for tag, t in pieces:
-            if tag < in_unit:
-                continue
-            unit_codes, codes = key_codes([unit_keys, t.select(keys)], keys)
-            hit = np.isin(codes, unit_codes)
+        for (tag, t), piece_codes in zip(older, codes[1:], strict=True):
+            hit = np.isin(piece_codes, codes[0])
             if hit.any():
                 found = t.filter(pa.array(hit))
                 hits.setdefault(tag, []).append(found.column(_POSITION).to_numpy())
-                parts.append(found)
-        out.add(merge(_concat(parts).drop_columns([_POSITION])))
+                parts.append(found.drop_columns([_POSITION]))
+        out.add(merge(_concat(parts)))
     added = {files[tag].file_name: np.sort(np.concatenate(p)) for tag, p in hits.items()}
     return out.finish(), added
 
