@@ -6,11 +6,10 @@ Mirrors org.apache.paimon.table.FileStoreTable (its read/write builders folded i
 from __future__ import annotations
 
 import datetime
-import os
 import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from functools import cached_property
 from typing import Any
 
@@ -35,6 +34,7 @@ from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
 from table_format.system_tables import system_table
+from table_format.workers import pool_size, worker_pool
 from table_format.write.commit import FileStoreCommit, Overwrite
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
@@ -63,17 +63,18 @@ class TableScan:
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """The scan's rows as record batches, holding a bounded number of splits at a time: up to two splits per
-        core read ahead when they fit the memory budget (`sort-spill-buffer-size`); a larger split is streamed in
-        key ranges when its turn comes (SplitReader.iter_read)."""
+        core read ahead (the process's read pool, table_format/workers.py) when they fit the memory budget
+        (`sort-spill-buffer-size`); a larger split is streamed in key ranges when its turn comes
+        (SplitReader.iter_read). Splits not yet started are cancelled when the caller stops early."""
         remaining = self.limit
         splits = iter(self.plan())
         reader = self._reader
-        # two splits per core: one decodes (Arrow, no GIL) while the other merges (numpy, partly under the GIL)
-        workers = max(1, 2 * (os.cpu_count() or 2))
+        pool = worker_pool("read")
+        ahead_max = pool_size("read")
         ahead: deque[tuple[DataSplit, Future[pa.Table] | None]] = deque()
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
             while True:
-                while len(ahead) < workers:
+                while len(ahead) < ahead_max:
                     split = next(splits, None)
                     if split is None:
                         break
@@ -84,13 +85,14 @@ class TableScan:
                 for table in ([future.result()] if future is not None else reader.iter_read(split)):
                     if remaining is not None:
                         if remaining <= 0:
-                            for _, f in ahead:
-                                if f is not None:
-                                    f.cancel()
                             return
                         table = table.slice(0, remaining)
                         remaining -= table.num_rows
                     yield from table.to_batches()
+        finally:
+            for _, f in ahead:
+                if f is not None:
+                    f.cancel()
 
     def to_arrow(self) -> pa.Table:
         batches = list(self.to_batches())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from table_format.errors import CorruptMetadataError
@@ -36,6 +35,7 @@ from table_format.meta.snapshot import Snapshot
 from table_format.options import CoreOptions
 from table_format.row.binary_row import decode_row, encode_row
 from table_format.types import DataType
+from table_format.workers import worker_pool
 
 FULL_COMPACTION_THRESHOLD = 16 << 20  # manifest.full-compaction-threshold-size
 _ENTRIES_PER_SIZE_CHECK = 1000
@@ -137,8 +137,7 @@ class ManifestStore:
                                                                      buckets_for=buckets_for)
 
         if len(manifests) > 1:
-            with ThreadPoolExecutor(max_workers=min(8, len(manifests))) as pool:
-                chunks = list(pool.map(select, manifests))
+            chunks = list(worker_pool("manifest").map(select, manifests))
         else:
             chunks = [select(m) for m in manifests]
         out: list[ManifestEntry] = []

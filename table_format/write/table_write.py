@@ -9,9 +9,7 @@ numbers follow input order and continue from the highest one already committed i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +29,7 @@ from table_format.row.binary_row import encode_row
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.row.sort import last_of_runs, sortable, stable_sort_indices
 from table_format.store.file_store import FileStore
+from table_format.workers import worker_pool
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactTask, run_compact_task
 from table_format.write.dynamic_bucket import PartitionIndex, load_partition_index
@@ -317,8 +316,7 @@ class TableWrite:
         if len(jobs) == 1:
             write_bucket(jobs[0])
         else:  # buckets are independent: write them in parallel (pyarrow releases the GIL)
-            with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
-                list(pool.map(write_bucket, jobs))
+            list(worker_pool("write").map(write_bucket, jobs))
 
     def _group_codes(self, rows: pa.Table, part_cols: list[str], buckets: np.ndarray) -> np.ndarray:
         """One int64 per row identifying its (partition, bucket), ordered by partition then bucket."""

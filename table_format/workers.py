@@ -1,0 +1,49 @@
+"""Process-wide worker threads, one pool per purpose, reused by every read and write.
+
+A pool started per call costs more than its threads: every new thread gets fresh allocator heaps (Arrow's
+mimalloc, glibc's arenas) whose pages fault in again on first touch and go back to the system when the thread
+ends, which showed as a third more system time on a merged read of 2M rows. Pools are keyed by purpose so that a
+task never waits on a task of its own pool (no deadlock when one is full), and started again in a forked child
+(Spark's Python workers fork), whose copy of the parent's pool has no threads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+Purpose = Literal["read", "write", "manifest"]
+
+_LOCK = threading.Lock()
+_POOLS: dict[Purpose, ThreadPoolExecutor] = {}
+_OWNER = [os.getpid()]
+
+
+def _size(purpose: Purpose) -> int:
+    cores = os.cpu_count() or 2
+    if purpose == "read":
+        return 2 * cores  # one split decodes (Arrow, no GIL) while another merges (numpy, partly under the GIL)
+    if purpose == "write":
+        return cores
+    return 8  # manifests: small files, latency-bound on object stores
+
+
+def worker_pool(purpose: Purpose) -> ThreadPoolExecutor:
+    """The process's pool for `purpose` ("read": splits of a scan; "write": buckets of a write; "manifest":
+    manifest files of a plan), started on first use."""
+    with _LOCK:
+        if _OWNER[0] != os.getpid():  # a forked child: the parent's pools have no threads here
+            _POOLS.clear()
+            _OWNER[0] = os.getpid()
+        pool = _POOLS.get(purpose)
+        if pool is None:
+            pool = _POOLS[purpose] = ThreadPoolExecutor(max_workers=_size(purpose),
+                                                        thread_name_prefix=f"paimon-{purpose}")
+        return pool
+
+
+def pool_size(purpose: Purpose) -> int:
+    """How many tasks of `purpose` run at once."""
+    return _size(purpose)
