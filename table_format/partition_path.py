@@ -17,7 +17,7 @@ from typing import Any
 
 from table_format.errors import SchemaError, UnsupportedFeatureError
 from table_format.java_float_text import java_double_to_string, java_float_to_string
-from table_format.row.binary_row import (
+from table_format.row.value_codecs import (
     EPOCH_DATE,
     EPOCH_UTC,
     date_to_days,

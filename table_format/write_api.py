@@ -8,8 +8,8 @@ from typing import Any
 
 from table_format.errors import SchemaConflictError, SchemaError
 from table_format.table import Table
-from table_format.write.commit import commit_landed
 from table_format.write.commit_message import CommitMessage
+from table_format.write.commit_recovery import commit_landed
 from table_format.write.input import to_arrow_table
 from table_format.write.schema_merge import check_schema_mode
 

@@ -16,7 +16,8 @@ from table_format.meta.manifest import FileKind, IndexFileMeta, ManifestEntry
 from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
-from table_format.write.commit import FileStoreCommit, commit_landed
+from table_format.write.commit import FileStoreCommit
+from table_format.write.commit_recovery import commit_landed
 from table_format.write.compact_task import CompactOutcome, CompactTask, run_compact_task
 
 

@@ -22,8 +22,9 @@ from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
-from table_format.write.commit import FileStoreCommit, Overwrite, commit_landed
+from table_format.write.commit import FileStoreCommit, Overwrite
 from table_format.write.commit_message import CommitMessage
+from table_format.write.commit_recovery import commit_landed
 from table_format.write.table_write import TableWrite
 
 

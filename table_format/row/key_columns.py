@@ -15,11 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_format.errors import SchemaError
-from table_format.row.binary_row import (
-    MAX_COMPACT_DECIMAL_PRECISION,
-    MAX_COMPACT_TIMESTAMP_PRECISION,
-    MAX_INLINE_BYTES,
-)
+from table_format.row.binary_row import MAX_INLINE_BYTES
+from table_format.row.value_codecs import MAX_COMPACT_DECIMAL_PRECISION, MAX_COMPACT_TIMESTAMP_PRECISION
 from table_format.types import (
     BigIntType,
     BinaryType,

@@ -5,6 +5,7 @@ create-if-absent; when another committer took the id, everything is rebuilt on t
 latest snapshot and retried with exponential backoff. Conflicts (a file to delete is gone, bucket
 counts changed under us) raise CommitConflictError. Manifests of a failed attempt are deleted, so
 a failure leaves no visible trace.
+Whether a publish that raised or reported "exists" landed anyway is settled in write/commit_recovery.py.
 """
 
 from __future__ import annotations
@@ -29,12 +30,17 @@ from table_format.meta.manifest import (
     IndexManifestEntry,
     ManifestEntry,
     ManifestFileMeta,
-    merge_entries,
 )
 from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
 from table_format.store.file_store import FileStore
 from table_format.write.commit_conflicts import PartitionFilter, check_conflicts, check_pinned
 from table_format.write.commit_message import CommitMessage
+from table_format.write.commit_recovery import (
+    created_in_a_gap,
+    delete_manifests,
+    published_after_error,
+    read_back_is_ours,
+)
 
 log = logging.getLogger(__name__)
 
@@ -283,7 +289,7 @@ class FileStoreCommit:
                 watermark=latest.watermark if latest else None,
             )
         except BaseException:
-            self._delete_manifests(written)
+            delete_manifests(store, written)
             raise
         # The id must not have been used before: if the snapshot we built on was expired meanwhile, newer ones
         # exist, and snapshot-<new_id> may be one of them that expired too; creating it again would slip a
@@ -291,27 +297,27 @@ class FileStoreCommit:
         try:
             stale = (not store.snapshots.exists(latest.id)) if latest is not None else bool(store.snapshots.list_ids())
         except BaseException:
-            self._delete_manifests(written)
+            delete_manifests(store, written)
             raise
         if stale:
-            self._delete_manifests(written)
+            delete_manifests(store, written)
             return None
         try:
             published = store.snapshots.try_create(snapshot)
             if not published:
                 # "exists" can be our own snapshot when the store retried a create whose reply was lost (NFS):
                 # only another writer's content means we lost the race (RenamingSnapshotCommit does the same)
-                published = self._read_back_is_ours(snapshot)
+                published = read_back_is_ours(store, snapshot)
         except Exception as e:
-            published = self._published_after_error(snapshot, e, written)
+            published = published_after_error(store, snapshot, e, written)
         except BaseException:
             raise  # interrupted while publishing: the snapshot may exist, so its manifests must stay (orphans if not)
         if not published:
-            self._delete_manifests(written)
+            delete_manifests(store, written)
             return None
         for attempt in range(3):  # a transient read error must not turn a landed commit into an error
             try:
-                in_a_gap = self._created_in_a_gap(latest, snapshot, delta)
+                in_a_gap = created_in_a_gap(store, latest, snapshot, delta)
                 break
             except Exception as e:
                 if attempt == 2:
@@ -322,114 +328,9 @@ class FileStoreCommit:
                     ) from e
         if in_a_gap:
             store.file_io.delete_quietly(store.paths.snapshot(new_id))
-            self._delete_manifests(written)
+            delete_manifests(store, written)
             return None
         store.snapshots.commit_latest_hint(new_id)
         if new_id == 1:
             store.snapshots.commit_earliest_hint(1)
         return new_id
-
-    def _created_in_a_gap(self, base: Snapshot | None, ours: Snapshot, delta: list[ManifestEntry]) -> bool:
-        """Did the snapshot we just created re-use an id that had been taken and expired meanwhile?
-
-        A committer that built on snapshot n (and was slow, e.g. descheduled) can find snapshot-<n+1> absent
-        because a newer one exists and an expiration removed n and n+1 in the meantime; creating it then slips a
-        snapshot nobody builds on below the real latest: a lost commit. Expiration deletes snapshot files oldest
-        first, so while `base` still exists, n+1 cannot have been expired: the usual, one-`exists` answer. Else:
-        our file already expired (others built on it), or ours is the newest: it landed; a successor n+2 that
-        holds our changes in its base: it landed; anything else: a gap. (Not in Java, where the same race exists.)
-        """
-        snapshots = self.store.snapshots
-        if base is not None and snapshots.exists(base.id):
-            return False
-        ids = snapshots.list_ids()
-        if ours.id not in ids or not any(i > ours.id for i in ids):
-            return False
-        if ours.id + 1 not in ids:
-            return True  # n+2 gone while ours is still there: expiration would have removed ours first
-        successor = snapshots.snapshot(ours.id + 1)
-        manifests = self.store.manifests
-        entries = manifests.read_entries(manifests.read_manifest_list(successor.base_manifest_list))
-
-        def ident(e: ManifestEntry) -> tuple[bytes, int, int, str]:
-            return (e.partition, e.bucket, e.file.level, e.file.file_name)
-
-        added = {ident(e) for e in delta if e.kind == FileKind.ADD}
-        if added:
-            return not added <= {ident(e) for e in entries if e.kind == FileKind.ADD}
-        removed = {ident(e) for e in delta if e.kind == FileKind.DELETE}
-        return bool(removed & {ident(e) for e in merge_entries(entries) if e.kind == FileKind.ADD})
-
-    def _read_back_is_ours(self, snapshot: Snapshot) -> bool:
-        path = self.store.paths.snapshot(snapshot.id)
-        try:
-            existing = Snapshot.from_json(self.store.file_io.read_bytes(path), source=path)
-        except (FileNotFoundError, CorruptMetadataError):
-            return False
-        return existing == snapshot
-
-    def _published_after_error(self, snapshot: Snapshot, error: Exception, written: list[str]) -> bool:
-        """Publishing raised: did our snapshot land anyway (e.g. the reply of a successful create was lost)?
-
-        Re-read snapshot-<id>: ours -> published; another writer's -> lost the race (retry); absent -> the
-        create failed (manifests deleted, error raised). When that cannot be told, nothing is deleted and
-        CommitOutcomeUnknownError is raised (RenamingSnapshotCommit / the commit idempotence check of Java).
-        """
-        store = self.store
-        path = store.paths.snapshot(snapshot.id)
-        try:
-            data = store.file_io.read_bytes(path)
-        except FileNotFoundError:
-            self._delete_manifests(written)
-            raise CommitFailedError(
-                f"table {store.identifier!r}: publishing snapshot {path} failed ({error}); nothing was committed"
-            ) from error
-        except Exception as e:
-            raise CommitOutcomeUnknownError(
-                f"table {store.identifier!r}: publishing snapshot {path} failed ({error}) and whether it landed "
-                f"cannot be told ({e}); its files are kept: check the table before retrying"
-            ) from error
-        try:
-            existing = Snapshot.from_json(data, source=path)
-        except CorruptMetadataError:
-            existing = None
-        return existing == snapshot
-
-    def _delete_manifests(self, names: list[str]) -> None:
-        for name in names:
-            self.store.file_io.delete_quietly(self.store.paths.manifest(name))
-
-
-def commit_landed(store: FileStore, commit_user: str, after_id: int | None) -> bool:
-    """True when a snapshot newer than `after_id` was committed by `commit_user`, or when that cannot be told.
-
-    Callers that clean up after a failed commit use it (Java's commit idempotence check): files of a commit that
-    may have landed must never be deleted.
-    """
-    try:
-        for sid in reversed(store.snapshots.list_ids()):
-            if after_id is not None and sid <= after_id:
-                return False
-            snapshot = _read_settled(store, sid)
-            if snapshot is None:
-                continue  # expired meanwhile: older than ours would be
-            if snapshot.commit_user == commit_user:
-                return True
-        return False
-    except Exception:
-        return True
-
-
-def _read_settled(store: FileStore, sid: int, *, attempts: int = 10) -> Snapshot | None:
-    """Snapshot `sid`, or None when it is gone; on a store without atomic puts a snapshot being written can read as
-    truncated for a moment, so an unreadable one is read again before giving up (the error propagates)."""
-    for attempt in range(attempts):
-        try:
-            return store.snapshots.snapshot(sid)
-        except SnapshotNotFoundError:
-            return None
-        except CorruptMetadataError:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.02 * (attempt + 1))
-    return None

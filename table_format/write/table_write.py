@@ -5,11 +5,11 @@ All work is columnar: bucket hashing in numpy, one stable sort of the rows by (p
 per (partition, bucket), in parallel, a stable sort by key (ties in input order) and one `take`. Sequence
 numbers follow input order and continue from the highest one already committed in each bucket
 (MergeTreeWriter.newSequenceNumber).
+Which bucket and (partition, bucket) group each row goes to is decided in write/bucket_assign.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_format.bucket import bucket_of, hash_rows
 from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.errors import CommitConflictError, OptionError, SchemaError, UnsupportedFeatureError
 from table_format.features import check_write_features
@@ -25,14 +24,14 @@ from table_format.merge import merge_kv, merge_spec
 from table_format.merge.kernels import sequence_rank
 from table_format.meta.manifest import DataFileMeta, FileKind, IndexFileMeta
 from table_format.options import BucketMode, ChangelogProducer
-from table_format.row.binary_row import encode_row
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.row.sort import last_of_runs, sortable, stable_sort_indices
 from table_format.store.file_store import FileStore
 from table_format.workers import worker_pool
+from table_format.write.bucket_assign import buckets_of, group_codes, partition_rows
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactTask, run_compact_task
-from table_format.write.dynamic_bucket import PartitionIndex, load_partition_index
+from table_format.write.dynamic_bucket import PartitionIndex
 from table_format.write.file_writer import DataFileWriter
 from table_format.write.input import conform, to_arrow_table
 from table_format.write.schema_merge import (
@@ -236,33 +235,17 @@ class TableWrite:
         rows = rows.combine_chunks()
         self._write_sorted(rows, kinds)
 
-    def _buckets_of(self, rows: pa.Table, part_cols: list[str]) -> np.ndarray:
-        store = self.store
-        if store.bucket_mode == BucketMode.DYNAMIC:
-            return self._dynamic_buckets(rows, part_cols)
-        if store.bucket_mode == BucketMode.FIXED:
-            keys = store.schema.bucket_keys
-            if not keys:
-                raise OptionError(
-                    f"table {store.identifier!r}: option 'bucket' = {store.options.bucket} on a table without "
-                    "primary key needs the option 'bucket-key'"
-                )
-            types = [store.schema.field(k).type for k in keys]
-            hashes = hash_rows([rows.column(k) for k in keys], types)
-            return bucket_of(hashes, store.options.bucket).astype(np.int32)
-        return np.zeros(rows.num_rows, dtype=np.int32)
-
     def _write_sorted(self, rows: pa.Table, kinds: pa.Array | None) -> None:
         store = self.store
         n = rows.num_rows
         part_cols = list(store.schema.partition_keys)
-        buckets = self._buckets_of(rows, part_cols)
+        buckets = buckets_of(store, rows, part_cols, self._indexes, ignore_previous_files=self.ignore_previous_files)
         key_cols = [f.name for f in store.key_fields] if store.has_primary_key else []
         seq_cols = [c for c in store.options.sequence_fields if c not in key_cols] if store.has_primary_key else []
         for c in seq_cols:
             if c not in store.schema.field_names:
                 raise OptionError(f"table {store.identifier!r}: option 'sequence.field' names unknown column {c!r}")
-        group_code = self._group_codes(rows, part_cols, buckets)
+        group_code = group_codes(rows, part_cols, buckets)
         # keys, then sequence.field (nulls first, as Paimon's sort buffer), then input order
         key_arrays = [sortable(rows.column(c)) for c in key_cols] + [sequence_rank(rows.column(c)) for c in seq_cols]
         # rows by (partition, bucket) in input order (one radix sort for few buckets); each bucket's rows are then
@@ -272,7 +255,7 @@ class TableWrite:
         bounds = np.flatnonzero(sorted_codes[:-1] != sorted_codes[1:]) + 1
         starts = np.concatenate([[0], bounds]).astype(np.int64)
         ends = np.concatenate([bounds, [n]]).astype(np.int64)
-        partitions = self._partition_rows(rows, part_cols, order[starts])
+        partitions = partition_rows(store, rows, part_cols, order[starts])
         group_buckets = [int(b) for b in buckets[order[starts]]]
         self._restore(list(zip(partitions, group_buckets, strict=True)))
         jobs = []
@@ -318,43 +301,6 @@ class TableWrite:
         else:  # buckets are independent: write them in parallel (pyarrow releases the GIL)
             list(worker_pool("write").map(write_bucket, jobs))
 
-    def _group_codes(self, rows: pa.Table, part_cols: list[str], buckets: np.ndarray) -> np.ndarray:
-        """One int64 per row identifying its (partition, bucket), ordered by partition then bucket."""
-        code = buckets.astype(np.int64)
-        if part_cols:
-            part = stable_sort_indices([sortable(rows.column(c)) for c in part_cols])
-            sorted_parts = [sortable(rows.column(c))[part] for c in part_cols]
-            first = np.concatenate([[True], np.zeros(max(0, len(part) - 1), dtype=bool)])
-            for k in sorted_parts:
-                first[1:] |= k[1:] != k[:-1]
-            dense = np.empty(len(part), dtype=np.int64)
-            dense[part] = np.cumsum(first) - 1
-            code = dense * (int(buckets.max(initial=0)) + 1) + code
-        return code
-
-    def _dynamic_buckets(self, rows: pa.Table, part_cols: list[str]) -> np.ndarray:
-        """Buckets from each partition's HASH index (HashBucketAssigner), new keys dealt to non-full buckets."""
-        store = self.store
-        key_hashes = hash_rows([rows.column(f.name) for f in store.key_fields], store.key_types)
-        codes = self._group_codes(rows, part_cols, np.zeros(rows.num_rows, dtype=np.int32))
-        order = np.argsort(codes, kind="stable")
-        starts = np.flatnonzero(np.concatenate([[True], codes[order][1:] != codes[order][:-1]]))
-        ends = np.concatenate([starts[1:], [len(order)]])
-        partitions = self._partition_rows(rows, part_cols, order[starts])
-        buckets = np.empty(rows.num_rows, dtype=np.int32)
-        for partition, start, end in zip(partitions, starts, ends, strict=True):
-            index = self._indexes.get(partition)
-            if index is None:
-                index = PartitionIndex({}, {}) if self.ignore_previous_files else load_partition_index(store, partition)
-                self._indexes[partition] = index
-            rows_of = order[start:end]
-            buckets[rows_of] = index.assign(
-                key_hashes[rows_of],
-                target_rows=store.options.dynamic_bucket_target_row_num,
-                max_buckets=store.options.dynamic_bucket_max_buckets,
-            )
-        return buckets
-
     def _merge_buffer(self, rows: pa.Table, kinds: pa.Array | None, seqs: np.ndarray,
                       keys: list[np.ndarray]) -> tuple[pa.Table, pa.Array, np.ndarray] | None:
         """Merge equal keys of one bucket's buffer (sorted by key, then sequence order) with the merge engine,
@@ -370,13 +316,6 @@ class TableWrite:
         out_seqs = merged.column(SEQUENCE_NUMBER).to_numpy()
         out_kinds = merged.column(VALUE_KIND).combine_chunks()
         return merged.drop_columns([SEQUENCE_NUMBER, VALUE_KIND]), out_kinds, out_seqs
-
-    def _partition_rows(self, rows: pa.Table, part_cols: Sequence[str], starts: np.ndarray) -> list[bytes]:
-        if not part_cols:
-            return [encode_row([], [])] * len(starts)
-        firsts = rows.select(part_cols).take(pa.array(starts)).to_pylist()
-        types = self.store.partition_types
-        return [encode_row([r[c] for c in part_cols], types) for r in firsts]
 
     def _restore(self, keys: list[tuple[bytes, int]]) -> None:
         """Load max sequence numbers (and check bucket counts) for buckets seen the first time."""

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 from table_format import FileSystemCatalog, Table, TableFormatError, write_table
-from table_format.scan.changes import _interval_partition
+from table_format.scan.change_plan import interval_partition
 from table_format.scan.loser_tree import merge_order
 from table_format.types import BigIntType, VarCharType
 from tests.interop.oracle_values import canonical_lines, render
@@ -536,5 +536,5 @@ def test_interval_partition_keeps_javas_run_order() -> None:
         for i in range(rng.randint(1, 12)):
             lo = rng.randint(0, 30)
             files.append(_File(f"f{i}", bytes([lo]), bytes([lo + rng.randint(0, 8)])))
-        ours_ = _interval_partition(files, lambda b: (b[0],))  # type: ignore[arg-type]
+        ours_ = interval_partition(files, lambda b: (b[0],))  # type: ignore[arg-type]
         assert [[[f.name for f in run] for run in s] for s in ours_] == _java_interval_partition(files)
