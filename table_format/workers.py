@@ -18,7 +18,16 @@ Purpose = Literal["read", "write", "manifest"]
 
 _LOCK = threading.Lock()
 _POOLS: dict[Purpose, ThreadPoolExecutor] = {}
-_OWNER = [os.getpid()]
+
+
+def _forget_in_child() -> None:
+    """A forked child has none of the parent's worker threads (and maybe a lock held by one): start afresh."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _POOLS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _size(purpose: Purpose) -> int:
@@ -34,9 +43,6 @@ def worker_pool(purpose: Purpose) -> ThreadPoolExecutor:
     """The process's pool for `purpose` ("read": splits of a scan; "write": buckets of a write; "manifest":
     manifest files of a plan), started on first use."""
     with _LOCK:
-        if _OWNER[0] != os.getpid():  # a forked child: the parent's pools have no threads here
-            _POOLS.clear()
-            _OWNER[0] = os.getpid()
         pool = _POOLS.get(purpose)
         if pool is None:
             pool = _POOLS[purpose] = ThreadPoolExecutor(max_workers=_size(purpose),
