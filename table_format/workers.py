@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Literal, TypeVar
 
 Purpose = Literal["read", "write", "manifest"]
+T = TypeVar("T")
+R = TypeVar("R")
 
 _LOCK = threading.Lock()
 _POOLS: dict[Purpose, ThreadPoolExecutor] = {}
@@ -53,3 +56,11 @@ def worker_pool(purpose: Purpose) -> ThreadPoolExecutor:
 def pool_size(purpose: Purpose) -> int:
     """How many tasks of `purpose` run at once."""
     return _size(purpose)
+
+
+def run_all(purpose: Purpose, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`[fn(x) for x in items]` on the pool of `purpose`, in order. Every call has ended before this returns or
+    raises (the first error, in item order): a failed write cleans up after all of its files were written."""
+    futures = [worker_pool(purpose).submit(fn, x) for x in items]
+    wait(futures)
+    return [f.result() for f in futures]

@@ -35,7 +35,7 @@ from table_format.meta.snapshot import Snapshot
 from table_format.options import CoreOptions
 from table_format.row.binary_row import decode_row, encode_row
 from table_format.types import DataType
-from table_format.workers import worker_pool
+from table_format.workers import run_all
 
 FULL_COMPACTION_THRESHOLD = 16 << 20  # manifest.full-compaction-threshold-size
 _ENTRIES_PER_SIZE_CHECK = 1000
@@ -137,7 +137,7 @@ class ManifestStore:
                                                                      buckets_for=buckets_for)
 
         if len(manifests) > 1:
-            chunks = list(worker_pool("manifest").map(select, manifests))
+            chunks = run_all("manifest", select, manifests)
         else:
             chunks = [select(m) for m in manifests]
         out: list[ManifestEntry] = []

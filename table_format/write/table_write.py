@@ -27,7 +27,7 @@ from table_format.options import BucketMode, ChangelogProducer
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.row.sort import last_of_runs, sortable, stable_sort_indices
 from table_format.store.file_store import FileStore
-from table_format.workers import worker_pool
+from table_format.workers import run_all
 from table_format.write.bucket_assign import buckets_of, group_codes, partition_rows
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactTask, run_compact_task
@@ -299,7 +299,7 @@ class TableWrite:
         if len(jobs) == 1:
             write_bucket(jobs[0])
         else:  # buckets are independent: write them in parallel (pyarrow releases the GIL)
-            list(worker_pool("write").map(write_bucket, jobs))
+            run_all("write", write_bucket, jobs)
 
     def _merge_buffer(self, rows: pa.Table, kinds: pa.Array | None, seqs: np.ndarray,
                       keys: list[np.ndarray]) -> tuple[pa.Table, pa.Array, np.ndarray] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -25,6 +26,7 @@ from table_format import (
     TableFormatError,
     write_table,
 )
+from table_format.write.file_writer import DataFileWriter
 
 SCHEMA = pa.schema([("id", pa.int64(), False), ("v", pa.string())])
 PSCHEMA = pa.schema([("dt", pa.string(), False), ("id", pa.int64(), False), ("v", pa.string())])
@@ -416,6 +418,30 @@ def test_bad_data_in_later_batch_leaves_nothing(warehouse: str, pk: bool) -> Non
     with pytest.raises(SchemaError, match="'id'") as e:
         write_table(table, reader)
     assert table.identifier in str(e.value)
+    assert tree(table.path) == before
+    assert len(table.snapshots()) == 1
+
+
+def test_a_failed_bucket_leaves_no_file_of_the_buckets_written_beside_it(warehouse: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Buckets are written in parallel: when one fails, the write waits for the others before it removes what they
+    wrote (a bucket still writing when the error came used to leave its file behind)."""
+    table = new_table(warehouse, primary_keys=["id"], options={"bucket": "4"})
+    write_table(table, rows([0]))
+    before = tree(table.path)
+    real_write = DataFileWriter.write
+
+    def slow_or_failing(self: DataFileWriter, data: pa.Table, **kw: Any) -> Any:
+        if self.bucket == 0:
+            raise OSError("disk full")
+        time.sleep(0.3)  # still writing when bucket 0 fails
+        return real_write(self, data, **kw)
+
+    monkeypatch.setattr(DataFileWriter, "write", slow_or_failing)
+    with pytest.raises(OSError, match="disk full"):
+        write_table(table, rows(list(range(1, 200))))
+    monkeypatch.undo()
+    time.sleep(0.5)  # anything still running in the background would have written by now
     assert tree(table.path) == before
     assert len(table.snapshots()) == 1
 
