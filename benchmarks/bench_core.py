@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_core.py [--rows N] [--repeat R] [--pypaimon]
 
 Prints seconds per phase and ratios to raw pyarrow (write: pq.write_table zstd level 1, read:
-pq.read_table) measured in the same process, with the spread over the runs and the load average; targets
+pq.read_table) measured in the same process, with the spread over the runs and the load average (one warm-up run
+first, not counted; each phase starts after os.sync, each run after the previous run's files are gone); targets
 from issue 11: PK write (bucket 4) <= 2.5x raw write, merged read <= 1.5x raw read, append write and read
 <= 1.2x raw, a read filtered on 1 % of the keys <= 0.5x the full merged read. `pk_inputs_raw_read` is pyarrow's own
 read of the files a merged read combines (1.2x the rows, page CRCs checked, files in parallel): the merged read's
@@ -154,12 +155,18 @@ def main() -> None:
     upsert = upsert.set_column(0, "id", pa.array(data["id"].to_numpy()[idx]))
     runs = []
     load_before = os.getloadavg()[0]
-    for _ in range(args.repeat):
+    for i in range(args.repeat + 1):  # run 0 warms up (first use of allocators, pools, page cache): not counted
         root = Path(tempfile.mkdtemp(prefix="bench-core-"))
         try:
-            runs.append(run_once(data, upsert, root))
+            r = run_once(data, upsert, root)
+            if i:
+                runs.append(r)
         finally:
             shutil.rmtree(root, ignore_errors=True)
+            # the deleted files' blocks are discarded at the next journal commit (ext4 `discard`): let that happen
+            # here, not inside the next run's first phase
+            os.sync()
+            time.sleep(1)
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     ratio = {k: statistics.median(r[k] / r[base] for r in runs) for k, base in RATIOS}
     spread = {k: (min(r[k] / r[base] for r in runs), max(r[k] / r[base] for r in runs)) for k, base in RATIOS}
