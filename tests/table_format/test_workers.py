@@ -61,7 +61,7 @@ if __name__ == "__main__":
             f.result()
     ctx = multiprocessing.get_context("fork")
     out = ctx.Queue()
-    child = ctx.Process(target=read, args=(out,))
+    child = ctx.Process(target=read, args=(out,), daemon=True)  # a hung child is killed when this script ends
     child.start()
     child.join(timeout=60)
     print(child.exitcode, out.get(timeout=5))
