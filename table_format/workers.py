@@ -33,29 +33,25 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-def _size(purpose: Purpose) -> int:
-    cores = os.cpu_count() or 2
-    if purpose == "read":
-        return 2 * cores  # one split decodes (Arrow, no GIL) while another merges (numpy, partly under the GIL)
-    if purpose == "write":
-        return cores
-    return 8  # manifests: small files, latency-bound on object stores
-
-
 def worker_pool(purpose: Purpose) -> ThreadPoolExecutor:
     """The process's pool for `purpose` ("read": splits of a scan; "write": buckets of a write; "manifest":
     manifest files of a plan), started on first use."""
     with _LOCK:
         pool = _POOLS.get(purpose)
         if pool is None:
-            pool = _POOLS[purpose] = ThreadPoolExecutor(max_workers=_size(purpose),
+            pool = _POOLS[purpose] = ThreadPoolExecutor(max_workers=pool_size(purpose),
                                                         thread_name_prefix=f"paimon-{purpose}")
         return pool
 
 
 def pool_size(purpose: Purpose) -> int:
     """How many tasks of `purpose` run at once."""
-    return _size(purpose)
+    cores = os.cpu_count() or 2
+    if purpose == "read":
+        return 2 * cores  # one split decodes (Arrow, no GIL) while another merges (numpy, partly under the GIL)
+    if purpose == "write":
+        return cores
+    return 8  # manifests: small files, latency-bound on object stores
 
 
 def run_all(purpose: Purpose, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
