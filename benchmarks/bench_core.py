@@ -1,6 +1,6 @@
 """Core benchmark: 2,000,000 rows, our writer/reader against raw pyarrow Parquet in the same run.
 
-    .venv/bin/python benchmarks/bench_core.py [--rows N] [--repeat R] [--pypaimon]
+    .venv/bin/python benchmarks/bench_core.py [--rows N] [--repeat R] [--pypaimon] [--table-option KEY=VALUE ...]
 
 Prints seconds per phase and ratios to raw pyarrow (write: pq.write_table zstd level 1, read:
 pq.read_table) measured in the same process, with the spread over the runs and the load average (one warm-up run
@@ -60,7 +60,7 @@ def timed(fn) -> tuple[float, object]:
     return time.perf_counter() - t0, out
 
 
-def run_once(data: pa.Table, upsert: pa.Table, root: Path) -> dict[str, float]:
+def run_once(data: pa.Table, upsert: pa.Table, root: Path, options: dict[str, str]) -> dict[str, float]:
     r: dict[str, float] = {}
     raw_path = root / "raw.parquet"
     r["raw_write"], _ = timed(lambda: pq.write_table(data, raw_path, compression="zstd", compression_level=1))
@@ -70,12 +70,12 @@ def run_once(data: pa.Table, upsert: pa.Table, root: Path) -> dict[str, float]:
 
     cat = FileSystemCatalog(str(root / "wh"))
     cat.create_database("b", exist_ok=True)
-    app = cat.create_table("b.append_t", data.schema)
+    app = cat.create_table("b.append_t", data.schema, options=options)
     r["append_write"], _ = timed(lambda: write_table(app, data))
     r["append_read"], out = timed(lambda: app.scan().to_arrow())
     assert out.num_rows == data.num_rows
 
-    pk = cat.create_table("b.pk_t", data.schema, primary_keys=["id"], options={"bucket": "4", "write-only": "true"})
+    pk = cat.create_table("b.pk_t", data.schema, primary_keys=["id"], options={"bucket": "4", "write-only": "true", **options})
     r["pk_write"], _ = timed(lambda: write_table(pk, data))
     r["pk_read_one_run"], out = timed(lambda: pk.scan().to_arrow())
     assert out.num_rows == data.num_rows
@@ -147,18 +147,21 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pypaimon", action="store_true")
+    ap.add_argument("--table-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a table option of both tables, e.g. parquet.page.verify-checksum.enabled=false")
     args = ap.parse_args()
     data = make_data(args.rows)
     rng = np.random.default_rng(7)
     idx = rng.choice(args.rows, args.rows // 5, replace=False)
     upsert = make_data(args.rows // 5, seed=8)
     upsert = upsert.set_column(0, "id", pa.array(data["id"].to_numpy()[idx]))
+    options = dict(o.split("=", 1) for o in args.table_option)
     runs = []
     load_before = os.getloadavg()[0]
     for i in range(args.repeat + 1):  # run 0 warms up (first use of allocators, pools, page cache): not counted
         root = Path(tempfile.mkdtemp(prefix="bench-core-"))
         try:
-            r = run_once(data, upsert, root)
+            r = run_once(data, upsert, root, options)
             if i:
                 runs.append(r)
         finally:
@@ -172,7 +175,7 @@ def main() -> None:
     spread = {k: (min(r[k] / r[base] for r in runs), max(r[k] / r[base] for r in runs)) for k, base in RATIOS}
     targets = {"append_write": 1.2, "append_read": 1.2, "pk_write": 2.5, "pk_merged_read": 1.5,
                "pk_read_range_1pct": 0.5}
-    print(f"rows={args.rows} repeat={args.repeat} (medians; ratios are medians of per-run ratios to raw pyarrow; "
+    print(f"rows={args.rows} repeat={args.repeat} table options {options or 'default'} (medians; ratios are medians of per-run ratios to raw pyarrow; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after)")
     print("(pk_read_range_1pct: filter id < rows/100, its ratio is to pk_merged_read, not to raw pyarrow)")
     print(f"{'phase':<22}{'seconds':>9}{'rows/s':>12}{'vs raw':>9}{'min-max':>13}{'target':>9}")

@@ -118,6 +118,9 @@ class CoreOptions:
     file_compression: str
     zstd_level: int
     parquet_block_size: int  # parquet.block.size: bytes per row group (Java's default 128 MB)
+    # parquet.page.verify-checksum.enabled: verify every Parquet page's CRC32 on read (parquet-mr's key and default
+    # false; ours true: flipped bytes then fail the read, never become other rows)
+    parquet_verify_checksums: bool
     orc_stripe_size: int | None  # orc.stripe.size: bytes per ORC stripe (None: sized like a Parquet row group)
     manifest_compression: str
     manifest_target_file_size: int
@@ -180,6 +183,7 @@ class CoreOptions:
             file_compression=o.get("file.compression", "zstd").strip().lower(),
             zstd_level=_int(o, "file.compression.zstd-level", 1),
             parquet_block_size=_positive(_int(o, "parquet.block.size", 128 << 20), "parquet.block.size"),
+            parquet_verify_checksums=_bool(o, "parquet.page.verify-checksum.enabled", True),
             orc_stripe_size=_positive(_int(o, "orc.stripe.size", 0), "orc.stripe.size")
             if "orc.stripe.size" in o else None,
             manifest_compression=o.get("manifest.compression", "zstd").strip().lower(),

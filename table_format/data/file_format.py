@@ -37,9 +37,11 @@ _MIN_ORC_STRIPE, _MAX_ORC_STRIPE = 1 << 20, 64 << 20  # pyarrow's default stripe
 _DICTIONARY_SAMPLE_ROWS = 1 << 13
 _ORC_TAIL_BYTES = 64 << 10  # first guess at the ORC tail (postscript, footer, stripe statistics)
 # Parquet reads go through Arrow's dataset reader: on local disks it decodes faster than ParquetFile.read (row groups
-# read ahead on its IO threads); every page's CRC32 is verified (pages written without one are not checked).
-_PARQUET_READER = pads.ParquetFileFormat(
-    default_fragment_scan_options=pads.ParquetFragmentScanOptions(page_checksum_verification=True))
+# read ahead on its IO threads). Every page's CRC32 is verified (pages written without one are not checked) unless the
+# table sets `parquet.page.verify-checksum.enabled` = false (parquet-mr's key; its default is false, ours true).
+_PARQUET_READERS = {verify: pads.ParquetFileFormat(
+    default_fragment_scan_options=pads.ParquetFragmentScanOptions(page_checksum_verification=verify))
+    for verify in (True, False)}
 _ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "none": "uncompressed"}
 
 
@@ -181,13 +183,15 @@ def _check_orc_timestamps(table: pa.Table) -> None:
             )
 
 
-def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read a data file (all or some columns, by name) as Arrow; clear errors name the file."""
+def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None,
+              verify_checksums: bool = True) -> pa.Table:
+    """Read a data file (all or some columns, by name) as Arrow; clear errors name the file. `verify_checksums`:
+    Parquet page CRCs."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     try:
         if fmt == "parquet":
             with file_io.open_input_file(path) as f:
-                fragment = _PARQUET_READER.make_fragment(f)
+                fragment = _PARQUET_READERS[verify_checksums].make_fragment(f)
                 return fragment.to_table(columns=_present(columns, fragment.physical_schema.names), use_threads=True)
         if fmt == "orc":
             with file_io.open_input_file(path) as f:
@@ -210,7 +214,8 @@ RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int 
 
 
 def read_file_pruned(
-    file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest
+    file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest,
+    verify_checksums: bool = True,
 ) -> tuple[pa.Table, np.ndarray | None, int]:
     """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
     name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
@@ -224,7 +229,7 @@ def read_file_pruned(
         return table, None, table.num_rows
     try:
         with file_io.open_input_file(path) as f:
-            fragment = _PARQUET_READER.make_fragment(f)
+            fragment = _PARQUET_READERS[verify_checksums].make_fragment(f)
             meta = fragment.metadata
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
@@ -339,7 +344,7 @@ def _present(columns: Sequence[str] | None, names: Sequence[str]) -> list[str] |
 
 def iter_file_batches(
     file_io: FileIO, path: str, *, columns: Sequence[str], batch_rows: int,
-    stats_columns: Sequence[str] = (), keep: RowGroupTest | None = None,
+    stats_columns: Sequence[str] = (), keep: RowGroupTest | None = None, verify_checksums: bool = True,
 ) -> Iterator[tuple[pa.Table, int, int]]:
     """A data file in slices of at most `batch_rows` rows, in file order: (rows, position of the first row in the
     file, the file's row count). Parquet is decoded one row group (and `batch_rows`) at a time, skipping the row
@@ -348,7 +353,7 @@ def iter_file_batches(
     try:
         if fmt == "parquet":
             with file_io.open_input_file(path) as f:
-                fragment = _PARQUET_READER.make_fragment(f)
+                fragment = _PARQUET_READERS[verify_checksums].make_fragment(f)
                 meta = fragment.metadata
                 cols = _present(columns, fragment.physical_schema.names)
                 groups = (list(range(meta.num_row_groups)) if keep is None
@@ -362,7 +367,7 @@ def iter_file_batches(
                         yield fragment.subset(row_group_ids=run).to_table(columns=cols, use_threads=True), pos, \
                             meta.num_rows
                         continue
-                    pf = pf or pq.ParquetFile(f, page_checksum_verification=True)
+                    pf = pf or pq.ParquetFile(f, page_checksum_verification=verify_checksums)
                     for batch in pf.iter_batches(batch_size=batch_rows, row_groups=run, columns=cols,
                                                  use_threads=True):
                         yield pa.Table.from_batches([batch]), pos, meta.num_rows

@@ -101,8 +101,9 @@ def read_data_file(
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
     present = [c for c in file_names if c is not None]
     positions: np.ndarray | None = None
+    verify = store.options.parquet_verify_checksums
     if predicate is None:
-        raw = read_file(store.file_io, path, columns=present + list(system))
+        raw = read_file(store.file_io, path, columns=present + list(system), verify_checksums=verify)
         _check_shape(raw, file, path, present + list(system), raw.num_rows)
     else:
         to_current = _stats_names(predicate, current, file_schema)
@@ -113,7 +114,8 @@ def read_data_file(
                                         {to_current[k]: v for k, v in nulls.items()}, rows)
 
         raw, positions, file_rows = read_file_pruned(store.file_io, path, columns=present + list(system),
-                                                     stats_columns=list(to_current), keep=keep_group)
+                                                     stats_columns=list(to_current), keep=keep_group,
+                                                     verify_checksums=verify)
         _check_shape(raw, file, path, present + list(system), file_rows)
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
@@ -160,7 +162,8 @@ def iter_data_file(
                                         {to_current[k]: v for k, v in nulls.items()}, rows)
     checked = False
     for raw, start, file_rows in iter_file_batches(store.file_io, path, columns=columns, batch_rows=batch_rows,
-                                                   stats_columns=list(to_current), keep=keep_group):
+                                                   stats_columns=list(to_current), keep=keep_group,
+                                                   verify_checksums=store.options.parquet_verify_checksums):
         if not checked:
             _check_shape(raw, file, path, columns, file_rows)
             checked = True

@@ -404,3 +404,18 @@ def test_java_reads_our_files_of_many_row_groups(oracle, warehouse, pk):
     filtered = table.scan(filter=[("id", "<", 50)]).to_arrow()
     assert sorted(filtered.column("id").to_pylist()) == (list(range(50)) if pk else sorted(
         list(range(50)) + list(range(0, 50, 7))))
+
+
+@pytest.mark.parametrize("verify", ["false", "true"])
+def test_java_reads_a_table_that_sets_page_checksum_verification(oracle, warehouse, verify):
+    """`parquet.page.verify-checksum.enabled` (parquet-mr's key, passed to Java's Parquet reader as a format option)
+    is stored verbatim; Java reads the table (our files carry page CRCs) as we do."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database(DB, exist_ok=True)
+    schema = pa.schema([("id", pa.int64(), False), ("v", pa.string())])
+    table = catalog.create_table(f"{DB}.crc", schema, primary_keys=["id"],
+                                 options={"bucket": "2", "parquet.page.verify-checksum.enabled": verify})
+    write_table(table, pa.table({"id": list(range(100)), "v": [f"a{i}" for i in range(100)]}, schema=schema))
+    write_table(table, pa.table({"id": list(range(50, 150)), "v": [f"b{i}" for i in range(50, 150)]}, schema=schema))
+    assert table.store.options.parquet_verify_checksums is (verify == "true")
+    assert java_lines(oracle, warehouse, "crc") == our_lines(table)

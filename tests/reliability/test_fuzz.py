@@ -26,7 +26,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rel_helpers import create, read_bytes, read_rows, read_text, reload, rows
 
-from table_format import CorruptMetadataError, FileSystemCatalog, Table, TableFormatError, write_table
+from table_format import (
+    CorruptMetadataError,
+    FileSystemCatalog,
+    OptionError,
+    Table,
+    TableFormatError,
+    write_table,
+)
 from table_format.meta.avro import write_avro
 from table_format.meta.manifest import (
     INDEX_MANIFEST_ENTRY_SCHEMA,
@@ -136,6 +143,59 @@ def test_data_file_of_another_size_or_schema_is_corrupt(warehouse: str) -> None:
         pq.write_table(replacement, path)
         with pytest.raises(CorruptMetadataError, match=split.files[0].file_name):
             read_rows(reload(table))
+
+
+def _with_page_crc_changed(data: bytes, offset: int) -> bytes:
+    """`data` with the CRC stored in the page header at `offset` changed and the page itself untouched (Thrift compact
+    encoding: fields 1-3 of a PageHeader are i32 varints, field 4 is the crc)."""
+    buf = bytearray(data)
+    pos = offset
+    for _ in range(3):
+        assert buf[pos] == 0x15, "PageHeader fields 1-3: i32, one after another"
+        pos += 1
+        while buf[pos] & 0x80:
+            pos += 1
+        pos += 1
+    assert buf[pos] == 0x15, "PageHeader field 4 (crc): i32"
+    buf[pos + 1] ^= 0x02
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("budget", [None, "1 kb"], ids=["whole", "key-ranges"])
+@pytest.mark.parametrize("verify", [None, "true", "false"], ids=["default", "on", "off"])
+def test_page_checksums_are_verified_unless_the_table_turns_them_off(warehouse: str, verify: str | None,
+                                                                     budget: str | None) -> None:
+    """A page whose stored CRC no longer matches its bytes: a CorruptMetadataError naming the file by default and with
+    `parquet.page.verify-checksum.enabled` = true; with false (parquet-mr's default) pages are read unchecked, and since
+    only the CRC changed the rows are exact. Whole splits and splits merged in key ranges (a tiny budget) alike."""
+    import pyarrow.parquet as pq
+
+    options = {} if verify is None else {"parquet.page.verify-checksum.enabled": verify}
+    if budget is not None:
+        options["sort-spill-buffer-size"] = budget
+    table = create(warehouse, "pk-fixed-write-only", extra_options=options)
+    for i in range(2):
+        write_table(table, rows("pk-fixed-write-only", range(i * 50, i * 50 + 100), i, "val"))
+    good = read_rows(reload(table))
+    split = table.scan().plan()[0]
+    path = table.store.data_file_path(split.partition, split.bucket, split.files[0].file_name)
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    column = next(group.column(i) for i in range(group.num_columns) if group.column(i).path_in_schema == "v")
+    offset = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(_with_page_crc_changed(data, offset))
+    if verify == "false":
+        assert read_rows(reload(table)) == good
+    else:
+        with pytest.raises(CorruptMetadataError, match=split.files[0].file_name):
+            read_rows(reload(table))
+
+
+def test_page_checksum_option_takes_true_or_false(warehouse: str) -> None:
+    with pytest.raises(OptionError, match="'parquet.page.verify-checksum.enabled': 'yes' is not true or false"):
+        create(warehouse, "append-unaware", extra_options={"parquet.page.verify-checksum.enabled": "yes"})
 
 
 # ---- metadata files, read through the table ------------------------------------------------------------------------

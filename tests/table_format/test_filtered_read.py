@@ -172,7 +172,8 @@ class _RowGroupCounter:
         self.read = 0
         self.total = 0
         self.lock = threading.Lock()
-        monkeypatch.setattr(file_format, "_PARQUET_READER", _CountingFormat(file_format._PARQUET_READER, self))
+        monkeypatch.setattr(file_format, "_PARQUET_READERS",
+                            {v: _CountingFormat(r, self) for v, r in file_format._PARQUET_READERS.items()})
 
 
 class _CountingFragment:
