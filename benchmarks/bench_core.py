@@ -9,9 +9,9 @@ from issue 11: PK write (bucket 4) <= 2.5x raw write, merged read <= 1.5x raw re
 <= 1.2x raw, a read filtered on 1 % of the keys <= 0.5x the full merged read. The merged read is compared with the
 raw read timed just before it (`raw_read_adjacent`, after a write as the merged read is): the first raw read follows
 the 2M-row raw write and is 10-20 % slower, which flattered the ratio. `pk_inputs_raw_read` is pyarrow's own
-read of the files a merged read combines (1.2x the rows, page CRCs checked, files in parallel): the merged read's
-floor, so that the merge's own share shows. With --pypaimon it also
-times pypaimon 2.1.0 (its own venv, .cache/venv-pypaimon) on the PK write and merged read.
+read of the files a merged read combines (1.2x the rows, page CRCs checked as the table checks them, files in
+parallel): the merged read's floor, so that the merge's own share shows. With --pypaimon it also times pypaimon
+2.1.0 (its own venv, .cache/venv-pypaimon) on the PK write and merged read.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def run_once(data: pa.Table, upsert: pa.Table, root: Path, options: dict[str, st
     r["append_read"], out = timed(lambda: app.scan().to_arrow())
     assert out.num_rows == data.num_rows
 
-    pk = cat.create_table("b.pk_t", data.schema, primary_keys=["id"], options={"bucket": "4", "write-only": "true", **options})
+    pk = cat.create_table("b.pk_t", data.schema, primary_keys=["id"],
+                          options={"bucket": "4", "write-only": "true", **options})
     r["pk_write"], _ = timed(lambda: write_table(pk, data))
     r["pk_read_one_run"], out = timed(lambda: pk.scan().to_arrow())
     assert out.num_rows == data.num_rows
@@ -87,13 +88,14 @@ def run_once(data: pa.Table, upsert: pa.Table, root: Path, options: dict[str, st
     r["raw_read_adjacent"], _ = timed(lambda: pq.read_table(raw_path))
     r["pk_merged_read"], merged = timed(lambda: pk.scan().to_arrow())
     assert merged.num_rows == data.num_rows
-    # the floor of a merged read: Arrow's own read of the merge's input files (the same columns, page CRCs checked,
-    # files in parallel), no merge
+    # the floor of a merged read: Arrow's own read of the merge's input files (the same columns, page CRCs as the
+    # table checks them, files in parallel), no merge
     inputs = sorted(Path(pk.path).glob("bucket-*/*.parquet"))
+    verify = pk.store.options.parquet_verify_checksums  # as the merged read does
     columns = [*data.column_names, "_VALUE_KIND"]
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 2)) as pool:
         r["pk_inputs_raw_read"], _ = timed(lambda: list(pool.map(
-            lambda f: pq.read_table(f, columns=columns, page_checksum_verification=True), inputs)))
+            lambda f: pq.read_table(f, columns=columns, page_checksum_verification=verify), inputs)))
     r["pk_read_point"], out = timed(lambda: pk.scan(filter=[("id", "=", 12345)]).to_arrow())
     assert out.num_rows == 1
     r["pk_read_range_1pct"], out = timed(lambda: pk.scan(filter=[("id", "<", data.num_rows // 100)]).to_arrow())
@@ -141,10 +143,17 @@ print(json.dumps(r))
 RATIOS = (
     ("append_write", "raw_write"), ("append_read", "raw_read"), ("pk_write", "raw_write"),
     ("pk_read_one_run", "raw_read"), ("pk_upsert", "raw_write_upsert"), ("pk_merged_read", "raw_read_adjacent"),
-    ("pk_inputs_raw_read", "raw_read_adjacent"),  # Arrow reading the merge's inputs (1.2x the rows), no merge: the floor
+    ("pk_inputs_raw_read", "raw_read_adjacent"),  # Arrow reading the merge's inputs (1.2x the rows, no merge)
     ("pk_full_compaction", "raw_read_write"),
     ("pk_read_range_1pct", "pk_merged_read"),  # issue 11: a filter on 1 % of the keys prunes row groups
 )
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
 
 
 def main() -> None:
@@ -152,7 +161,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pypaimon", action="store_true")
-    ap.add_argument("--table-option", action="append", default=[], metavar="KEY=VALUE",
+    ap.add_argument("--table-option", action="append", default=[], metavar="KEY=VALUE", type=_key_value,
                     help="a table option of both tables, e.g. parquet.page.verify-checksum.enabled=false")
     args = ap.parse_args()
     data = make_data(args.rows)
@@ -160,7 +169,7 @@ def main() -> None:
     idx = rng.choice(args.rows, args.rows // 5, replace=False)
     upsert = make_data(args.rows // 5, seed=8)
     upsert = upsert.set_column(0, "id", pa.array(data["id"].to_numpy()[idx]))
-    options = dict(o.split("=", 1) for o in args.table_option)
+    options = dict(args.table_option)
     runs = []
     load_before = os.getloadavg()[0]
     for i in range(args.repeat + 1):  # run 0 warms up (first use of allocators, pools, page cache): not counted
@@ -180,7 +189,8 @@ def main() -> None:
     spread = {k: (min(r[k] / r[base] for r in runs), max(r[k] / r[base] for r in runs)) for k, base in RATIOS}
     targets = {"append_write": 1.2, "append_read": 1.2, "pk_write": 2.5, "pk_merged_read": 1.5,
                "pk_read_range_1pct": 0.5}
-    print(f"rows={args.rows} repeat={args.repeat} table options {options or 'default'} (medians; ratios are medians of per-run ratios to raw pyarrow; "
+    print(f"rows={args.rows} repeat={args.repeat} table options {options or 'default'} "
+          "(medians; ratios are medians of per-run ratios to raw pyarrow; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after)")
     print("(pk_read_range_1pct: filter id < rows/100, its ratio is to pk_merged_read, not to raw pyarrow; "
           "pk_merged_read and pk_inputs_raw_read: to raw_read_adjacent, the raw read timed just before them)")
