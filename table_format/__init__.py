@@ -15,6 +15,7 @@ from table_format.errors import (
     UnsupportedFeatureError,
 )
 from table_format.io.file_io import FileStatus
+from table_format.maintenance.consumers import Consumer
 from table_format.maintenance.expire import ExpirePlan
 from table_format.maintenance.orphan_clean import OrphanCleanPlan
 from table_format.maintenance.progress import ProgressCallback, ProgressEvent
@@ -47,6 +48,7 @@ from table_format.write.table_write import TableWrite
 from table_format.write_api import commit_write, discard_written_files, table_commit_landed, write_table
 
 __all__ = [
+    "Consumer",
     # the plan / run / commit seam of distributed maintenance (table.maintenance.plan_*), and its results
     "CompactOutcome",
     "CompactResult",

@@ -21,6 +21,7 @@ from table_format.arrow_types import to_arrow_schema, to_arrow_type
 from table_format.bucket import bucket_of, hash_rows
 from table_format.errors import SchemaError, SnapshotNotFoundError
 from table_format.maintenance.actions import MaintenanceActions
+from table_format.maintenance.consumers import Consumer, delete_consumer, list_consumers, read_consumer, set_consumer
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.maintenance.results import DeleteTagResult, RollbackResult
 from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rollback_to
@@ -303,6 +304,23 @@ class Table:
         A dry run reports what would be removed and changes nothing.
         """
         return rollback_to(self.store, snapshot_id=snapshot_id, tag=tag, dry_run=dry_run)
+
+    # ---- consumers (Paimon's consumer/consumer-<id>: expiration keeps what a consumer has not read) -------------
+    def consumers(self) -> list[Consumer]:
+        """Every registered consumer, sorted by id."""
+        return list_consumers(self.store)
+
+    def consumer(self, consumer_id: str) -> Consumer | None:
+        """Consumer `consumer_id`, None when it is not registered (or expired by ``consumer.expiration-time``)."""
+        return read_consumer(self.store, consumer_id)
+
+    def set_consumer(self, consumer_id: str, *, next_snapshot: int) -> Consumer:
+        """Register or advance a consumer: snapshots from `next_snapshot` on survive snapshot expiration."""
+        return set_consumer(self.store, consumer_id, next_snapshot=next_snapshot)
+
+    def delete_consumer(self, consumer_id: str) -> bool:
+        """Unregister a consumer; False when it did not exist."""
+        return delete_consumer(self.store, consumer_id)
 
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:

@@ -37,6 +37,7 @@ from table_format.errors import (
     UnsupportedFeatureError,
 )
 from table_format.io.paths import EARLIEST
+from table_format.maintenance.consumers import consumer_min_next_snapshot
 from table_format.maintenance.deletion import (
     DeletionPlan,
     added_entries,
@@ -50,7 +51,6 @@ from table_format.maintenance.references import (
     CONSUMER_PREFIX,
     DataFileKey,
     bucket_dirs_upwards,
-    consumer_min_next_snapshot,
     data_file_paths,
     live_data_files,
     metadata_refs,

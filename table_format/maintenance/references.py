@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -69,32 +68,6 @@ def tag_snapshot_or_raise(store: FileStore, name: str) -> Snapshot:
     if snap is None:
         raise SnapshotNotFoundError(f"table {store.identifier!r}: tag {name!r} does not exist")
     return snap
-
-
-# ---- consumers ----------------------------------------------------------------------------------------------------
-
-
-def consumer_min_next_snapshot(store: FileStore) -> int | None:
-    """min(nextSnapshot) over consumer/consumer-<id> files (ConsumerManager.minNextSnapshot)."""
-    root = f"{store.paths.root}/{CONSUMER_DIR}"
-    result: int | None = None
-    for st in store.file_io.list_dir(root):
-        if st.is_dir or not st.name.startswith(CONSUMER_PREFIX):
-            continue
-        try:
-            data = store.file_io.read_bytes(st.path)
-        except FileNotFoundError:
-            continue
-        try:
-            value = json.loads(data)["nextSnapshot"]
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(value)
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-            raise CorruptMetadataError(
-                f"table {store.identifier!r}: consumer file {st.path} has no integer 'nextSnapshot' ({e!r})"
-            ) from None
-        result = value if result is None else min(result, value)
-    return result
 
 
 # ---- manifests ----------------------------------------------------------------------------------------------------

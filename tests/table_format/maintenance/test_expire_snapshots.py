@@ -4,6 +4,7 @@ go with them (exactly the unreferenced ones), tags protecting files, dry runs, h
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import time
 from typing import Any
@@ -260,3 +261,34 @@ def test_decoupled_changelog_lifecycle_is_refused(warehouse: str) -> None:
     history(table, 2)
     with pytest.raises(UnsupportedFeatureError, match="changelog.num-retained.min"):
         table.maintenance.expire_snapshots(retain_min=1, older_than=NOW)
+
+
+def test_consumer_api_registers_advances_and_unregisters(warehouse: str) -> None:
+    table = new_table(warehouse)
+    states = history(table, 6)
+    assert table.consumers() == [] and table.consumer("etl") is None
+    table.set_consumer("etl", next_snapshot=3)
+    assert [(c.consumer_id, c.next_snapshot) for c in table.consumers()] == [("etl", 3)]
+    with open(os.path.join(table.path, "consumer", "consumer-etl")) as f:  # Java's file and key
+        assert json.load(f) == {"nextSnapshot": 3}
+    assert table.maintenance.expire_snapshots(retain_min=1, older_than=NOW, dry_run=False).expired_snapshots == (1, 2)
+    table.set_consumer("etl", next_snapshot=5)
+    assert table.consumer("etl").next_snapshot == 5
+    assert table.maintenance.expire_snapshots(retain_min=1, older_than=NOW, dry_run=False).expired_snapshots == (3, 4)
+    assert_states(table, states)
+    assert table.delete_consumer("etl") and not table.delete_consumer("etl")
+    assert table.consumers() == []
+
+
+@pytest.mark.parametrize("bad", ["", "a/b", "../x", "a b"])
+def test_consumer_id_is_checked(warehouse: str, bad: str) -> None:
+    table = new_table(warehouse)
+    with pytest.raises(OptionError, match="consumer id"):
+        table.set_consumer(bad, next_snapshot=1)
+    assert not os.path.exists(os.path.join(table.path, "consumer"))
+
+
+def test_consumer_next_snapshot_is_checked(warehouse: str) -> None:
+    table = new_table(warehouse)
+    with pytest.raises(OptionError, match="next_snapshot"):
+        table.set_consumer("etl", next_snapshot=0)
