@@ -36,6 +36,7 @@ from table_format.errors import (
     TableFormatError,
     UnsupportedFeatureError,
 )
+from table_format.iceberg import sync_after_commit
 from table_format.io.paths import EARLIEST
 from table_format.maintenance.consumers import consumer_min_next_snapshot
 from table_format.maintenance.deletion import (
@@ -338,6 +339,7 @@ def finish_expiration(store: FileStore, plan: ExpirePlan, deleted: Sequence[str]
                 dirs.extend(bucket_dirs_upwards(store, partition, bucket))
             remove_empty_dirs(store, dirs)
         store.snapshots.commit_earliest_hint(plan.earliest_kept)
+        sync_after_commit(store)  # Iceberg metadata drops the expired snapshots too
     return ExpireResult(
         expired_snapshots=plan.expired_snapshots,
         deleted_files=tuple(deleted),

@@ -27,6 +27,7 @@ from table_format.errors import (
     TagAlreadyExistsError,
     UnsupportedFeatureError,
 )
+from table_format.iceberg import sync_after_commit
 from table_format.maintenance.deletion import (
     DeletionPlan,
     added_entries,
@@ -284,6 +285,7 @@ def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | 
                 f"table {store.identifier!r}: snapshot {target.id} appeared while rolling back to tag {tag!r}"
             )
         snapshots.commit_earliest_hint(target.id)
+    sync_after_commit(store)
     return RollbackResult(target.id, removed_ids_sorted, removed_tag_names, tuple(deleted))
 
 

@@ -24,6 +24,7 @@ from table_format.errors import (
     CorruptMetadataError,
     SnapshotNotFoundError,
 )
+from table_format.iceberg import check_iceberg_writable, sync_after_commit
 from table_format.meta.manifest import (
     FileKind,
     IndexFileMeta,
@@ -97,7 +98,18 @@ class FileStoreCommit:
         overwrite: Overwrite | None = None,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> int | None:
-        """Commit; returns the new snapshot id (the last one when two are written), None if nothing to do."""
+        """Commit; returns the new snapshot id (the last one when two are written), None if nothing to do.
+
+        A table with ``metadata.iceberg.storage`` gets its Iceberg metadata brought up to the new snapshot after it.
+        """
+        check_iceberg_writable(self.store)
+        last = self._commit(messages, overwrite=overwrite, commit_identifier=commit_identifier)
+        if last is not None:
+            sync_after_commit(self.store)
+        return last
+
+    def _commit(self, messages: Sequence[CommitMessage], *, overwrite: Overwrite | None,
+                commit_identifier: int) -> int | None:
         append, compact = _entries(messages)
         changelog = [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
                      for m in messages for f in m.changelog_files]

@@ -1,0 +1,292 @@
+"""Iceberg metadata for a Paimon table's latest snapshot, as Java Paimon 1.0+ writes it in a commit callback.
+
+``sync_iceberg(store)`` makes ``<metadata dir>/v<N>.metadata.json`` + ``version-hint.text`` describe snapshot N, the
+latest Paimon snapshot (Iceberg snapshot ids and sequence numbers are Paimon's snapshot ids, so time travel by id
+means the same on both sides). Incremental: the data files added since the previous Iceberg snapshot go into one new
+manifest; manifests of the previous snapshot are kept as they are unless a file of theirs left the table (then they
+are rewritten without it); more than ``compaction.max.file-num`` manifests are merged into one. Primary-key tables
+expose their highest-level files only (fully merged rows: rows appear after a full compaction, as with Java).
+Iceberg snapshots whose Paimon snapshot expired are dropped from the metadata with their manifest lists, and
+metadata files beyond ``previous-versions-max`` are deleted when ``delete-after-commit.enabled``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from table_format.iceberg import manifests as mf
+from table_format.iceberg.data_files import data_file_records, partition_summaries
+from table_format.iceberg.options import IcebergOptions
+from table_format.iceberg.types import PARTITION_FIELD_ID_START, partition_fields, partition_spec_json, schema_json
+from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.store.file_store import FileStore
+
+log = logging.getLogger(__name__)
+VERSION_HINT = "version-hint.text"
+
+
+def _read_json(store: FileStore, path: str) -> dict[str, Any] | None:
+    try:
+        return json.loads(store.file_io.read_bytes(path))
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def current_version(store: FileStore, opts: IcebergOptions) -> int | None:
+    try:
+        return int(store.file_io.read_bytes(f"{opts.metadata_dir}/{VERSION_HINT}").decode().strip())
+    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _uri(store: FileStore, path: str) -> str:
+    return path if store.file_io.local else store.file_io.uri(path)
+
+
+def _path(store: FileStore, uri: str) -> str:
+    return uri if store.file_io.local else store.file_io.path_of(uri)
+
+
+def sync_iceberg(store: FileStore) -> int | None:
+    """Write Iceberg metadata for the latest snapshot if the table asks for it; the version written, else None."""
+    opts = IcebergOptions.of(store)
+    if opts is None:
+        return None
+    latest = store.snapshots.latest()
+    if latest is None:
+        return None
+    hint = current_version(store, opts)
+    if hint == latest.id:
+        current = _read_json(store, f"{opts.metadata_dir}/v{hint}.metadata.json")
+        if current is not None:
+            _drop_expired(store, opts, current)
+            return None
+    # any other version is the base: newer ones too (a rollback), whose snapshots then drop out as expired ones do
+    previous = _read_json(store, f"{opts.metadata_dir}/v{hint}.metadata.json") if hint and hint != latest.id else None
+    return _write_version(store, opts, latest, previous)
+
+
+def _previous_manifests(store: FileStore, previous: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if previous is None or previous.get("current-snapshot-id") in (None, -1):
+        return []
+    current = next((s for s in previous["snapshots"] if s["snapshot-id"] == previous["current-snapshot-id"]), None)
+    if current is None:
+        return []
+    try:
+        return mf.decode(store.file_io.read_bytes(_path(store, current["manifest-list"])))
+    except (FileNotFoundError, ValueError):
+        return []
+
+
+def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
+                   previous: dict[str, Any] | None) -> int:
+    table = store.identifier
+    schema = store.schema_by_id(snapshot.schema_id)
+    ice_schema = schema_json(schema, table=table)
+    partition = partition_fields(schema, table=table)
+    io = store.file_io
+    sid = snapshot.id
+    live = data_file_records(store, snapshot, partition)  # path -> data_file record
+    kept: list[dict[str, Any]] = []
+    written: list[str] = []
+    known: set[str] = set()
+    removed = 0
+    for m in _previous_manifests(store, previous):
+        entries = mf.decode(io.read_bytes(_path(store, m["manifest_path"])))
+        paths = [e["data_file"]["file_path"] for e in entries if e["status"] != mf.STATUS_DELETED]
+        gone = [p for p in paths if p not in live]
+        known.update(p for p in paths if p in live)
+        if not gone:
+            kept.append(m)
+            continue
+        removed += len(gone)
+        rest = [{**e, "status": mf.STATUS_EXISTING} for e in entries
+                if e["status"] != mf.STATUS_DELETED and e["data_file"]["file_path"] in live]
+        if rest:
+            kept.append(_write_manifest(store, opts, rest, partition, ice_schema, sid, written))
+    added: list[dict[str, Any]] = [{"status": mf.STATUS_ADDED, "snapshot_id": sid, "sequence_number": sid, "file_sequence_number": sid,
+              "data_file": rec} for path, rec in live.items() if path not in known]
+    if added:
+        kept.append(_write_manifest(store, opts, added, partition, ice_schema, sid, written))
+    if len(kept) > opts.compaction_max_files:
+        everything = [{**e, "status": mf.STATUS_EXISTING if e["status"] == mf.STATUS_EXISTING or
+                       e["snapshot_id"] != sid else e["status"]}
+                      for m in kept for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))]
+        kept = [_write_manifest(store, opts, everything, partition, ice_schema, sid, written)]
+    list_path = f"{opts.metadata_dir}/snap-{sid}-{uuid.uuid4()}.avro"
+    retained = [s for s in (previous or {}).get("snapshots", [])
+                if s["snapshot-id"] < sid and store.snapshots.exists(s["snapshot-id"])]
+    dropped = [s for s in (previous or {}).get("snapshots", []) if s not in retained]
+    parent = retained[-1]["snapshot-id"] if retained else None
+    io.write_bytes(list_path, mf.encode_manifest_list(kept, snapshot_id=sid, parent_id=parent,
+                                                      compression=opts.compression))
+    total_records = sum(r["record_count"] for r in live.values())
+    summary = {
+        "operation": _operation(snapshot, bool(added), removed),
+        "added-data-files": str(len(added)), "deleted-data-files": str(removed),
+        "added-records": str(sum(e["data_file"]["record_count"] for e in added)),
+        "total-records": str(total_records), "total-data-files": str(len(live)),
+        "total-files-size": str(sum(r["file_size_in_bytes"] for r in live.values())),
+        "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0",
+        "paimon-snapshot-id": str(sid), "paimon-commit-kind": snapshot.commit_kind.value,
+    }
+    new_snapshot = {"snapshot-id": sid, "sequence-number": sid, "timestamp-ms": snapshot.time_millis,
+                    "summary": summary, "manifest-list": _uri(store, list_path), "schema-id": schema.id}
+    if parent is not None:
+        new_snapshot["parent-snapshot-id"] = parent
+    snapshots = [*retained, new_snapshot]
+    schemas = {s["schema-id"]: s for s in (previous or {}).get("schemas", [])}
+    schemas[schema.id] = ice_schema
+    metadata = {
+        "format-version": 2,
+        "table-uuid": (previous or {}).get("table-uuid") or str(uuid.uuid4()),
+        "location": _uri(store, opts.location),
+        "last-sequence-number": sid,
+        "last-updated-ms": int(time.time() * 1000),
+        "last-column-id": max(schema.highest_field_id, *(s.get("last-column-id", 0) for s in [previous or {}])),
+        "schemas": [schemas[k] for k in sorted(schemas)],
+        "current-schema-id": schema.id,
+        "partition-specs": [partition_spec_json(partition)],
+        "default-spec-id": 0,
+        "last-partition-id": PARTITION_FIELD_ID_START + len(partition) - 1 if partition else PARTITION_FIELD_ID_START - 1,
+        "sort-orders": [{"order-id": 0, "fields": []}],
+        "default-sort-order-id": 0,
+        "properties": {"paimon.table": table},
+        "current-snapshot-id": sid,
+        "refs": {"main": {"snapshot-id": sid, "type": "branch"}},
+        "snapshots": snapshots,
+        "snapshot-log": [{"snapshot-id": s["snapshot-id"], "timestamp-ms": s["timestamp-ms"]} for s in snapshots],
+        "metadata-log": _metadata_log(store, opts, previous),
+        "statistics": [],
+    }
+    io.write_bytes(f"{opts.metadata_dir}/v{sid}.metadata.json", json.dumps(metadata, indent=2).encode())
+    hinted = current_version(store, opts) or 0
+    if hinted < sid or not store.snapshots.exists(hinted):  # a concurrent writer's newer version stays current
+        io.overwrite_hint(f"{opts.metadata_dir}/{VERSION_HINT}", str(sid).encode())
+    _clean_up(store, opts, metadata, previous, dropped)
+    return sid
+
+
+def _drop_expired(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any]) -> None:
+    """Rewrite the current version without the snapshots Paimon expired (their files may be gone)."""
+    current = metadata["current-snapshot-id"]
+    retained = [s for s in metadata["snapshots"]
+                if s["snapshot-id"] == current or store.snapshots.exists(s["snapshot-id"])]
+    if len(retained) == len(metadata["snapshots"]):
+        return
+    dropped = [s for s in metadata["snapshots"] if s not in retained]
+    ids = {s["snapshot-id"] for s in retained}
+    if retained[0].get("parent-snapshot-id") not in ids:
+        retained[0] = {k: v for k, v in retained[0].items() if k != "parent-snapshot-id"}
+    updated = {**metadata, "snapshots": retained, "last-updated-ms": int(time.time() * 1000),
+               "snapshot-log": [e for e in metadata["snapshot-log"] if e["snapshot-id"] in ids]}
+    store.file_io.overwrite_hint(f"{opts.metadata_dir}/v{current}.metadata.json",
+                                 json.dumps(updated, indent=2).encode())
+    if not opts.delete_after_commit:
+        return
+    referenced: set[str] = set()
+    for s in retained:
+        referenced |= _manifest_paths(store, s["manifest-list"])
+    candidates: set[str] = set()
+    for s in dropped:
+        candidates |= _manifest_paths(store, s["manifest-list"])
+    store.file_io.delete_many(sorted(candidates - referenced))
+    store.file_io.delete_many([_path(store, s["manifest-list"]) for s in dropped])
+
+
+def check_iceberg_writable(store: FileStore) -> None:
+    """Raise before a commit when the table asks for Iceberg metadata that cannot be written (names why)."""
+    opts = IcebergOptions.of(store)
+    if opts is not None:
+        schema_json(store.schema, table=store.identifier)
+        partition_fields(store.schema, table=store.identifier)
+
+
+def sync_after_commit(store: FileStore) -> None:
+    """The commit callback: bring Iceberg metadata up to the snapshot just committed, never failing the commit
+    (it landed); a failure is logged and caught up by the next commit or an explicit sync."""
+    try:
+        sync_iceberg(store)
+    except Exception as e:  # noqa: BLE001 - the Paimon commit landed; say so rather than fail it
+        log.warning("table %r: the commit landed, but its Iceberg metadata could not be written: %s; it is caught "
+                    "up by the next commit or `lakehouse iceberg-sync %s`", store.identifier, e, store.identifier)
+
+
+def _operation(snapshot: Snapshot, added: bool, removed: int) -> str:
+    if snapshot.commit_kind in (CommitKind.COMPACT,) or (added and removed):
+        return "replace" if snapshot.commit_kind == CommitKind.COMPACT else "overwrite"
+    if removed:
+        return "delete"
+    return "append"
+
+
+def _write_manifest(store: FileStore, opts: IcebergOptions, entries: Sequence[dict[str, Any]],
+                    partition: Sequence[Any], ice_schema: dict[str, Any], sid: int, written: list[str]
+                    ) -> dict[str, Any]:
+    path = f"{opts.metadata_dir}/{uuid.uuid4()}-m{len(written)}.avro"
+    data = mf.encode_manifest(entries, partition=partition, schema_json=ice_schema, compression=opts.compression)
+    store.file_io.write_bytes(path, data)
+    written.append(path)
+    counts = {status: [e for e in entries if e["status"] == status]
+              for status in (mf.STATUS_ADDED, mf.STATUS_EXISTING, mf.STATUS_DELETED)}
+    return {
+        "manifest_path": _uri(store, path), "manifest_length": len(data), "partition_spec_id": 0,
+        "content": mf.CONTENT_DATA, "sequence_number": sid,
+        "min_sequence_number": min((e["sequence_number"] for e in entries), default=sid),
+        "added_snapshot_id": sid,
+        "added_files_count": len(counts[mf.STATUS_ADDED]), "existing_files_count": len(counts[mf.STATUS_EXISTING]),
+        "deleted_files_count": len(counts[mf.STATUS_DELETED]),
+        "added_rows_count": sum(e["data_file"]["record_count"] for e in counts[mf.STATUS_ADDED]),
+        "existing_rows_count": sum(e["data_file"]["record_count"] for e in counts[mf.STATUS_EXISTING]),
+        "deleted_rows_count": sum(e["data_file"]["record_count"] for e in counts[mf.STATUS_DELETED]),
+        "partitions": partition_summaries([e["data_file"] for e in entries], partition),
+    }
+
+
+def _metadata_log(store: FileStore, opts: IcebergOptions, previous: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if previous is None or opts.previous_versions_max == 0:
+        return []
+    entry = {"timestamp-ms": previous["last-updated-ms"],
+             "metadata-file": _uri(store, f"{opts.metadata_dir}/v{previous['current-snapshot-id']}.metadata.json")}
+    return [*previous.get("metadata-log", []), entry][-opts.previous_versions_max:]
+
+
+def _manifest_paths(store: FileStore, list_uri: str) -> set[str]:
+    try:
+        return {_path(store, m["manifest_path"]) for m in mf.decode(store.file_io.read_bytes(_path(store, list_uri)))}
+    except (FileNotFoundError, ValueError):
+        return set()
+
+
+def _clean_up(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any], previous: dict[str, Any] | None,
+              dropped: list[dict[str, Any]]) -> None:
+    """Delete what the previous version referenced and no retained snapshot or metadata version does.
+
+    Only files the previous version knew are candidates, so a concurrent writer's files are never touched.
+    """
+    if not opts.delete_after_commit or previous is None:
+        return
+    io = store.file_io
+    kept_logs = {m["metadata-file"] for m in metadata["metadata-log"]}
+    old_versions = [m["metadata-file"] for m in previous.get("metadata-log", [])]
+    old_versions.append(_uri(store, f"{opts.metadata_dir}/v{previous['current-snapshot-id']}.metadata.json"))
+    for uri in old_versions:
+        if uri not in kept_logs:
+            io.delete_quietly(_path(store, uri))
+    previous_current = [s for s in previous.get("snapshots", [])
+                        if s["snapshot-id"] == previous.get("current-snapshot-id")]
+    candidates: set[str] = set()
+    for s in [*dropped, *previous_current]:
+        candidates |= _manifest_paths(store, s["manifest-list"])
+    if not candidates and not dropped:
+        return
+    referenced: set[str] = set()
+    for s in metadata["snapshots"]:
+        referenced |= _manifest_paths(store, s["manifest-list"])
+    io.delete_many(sorted(candidates - referenced))
+    io.delete_many([_path(store, s["manifest-list"]) for s in dropped])
