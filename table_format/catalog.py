@@ -22,6 +22,7 @@ from table_format.errors import (
     TableNotFoundError,
 )
 from table_format.features import check_table_features, check_write_features
+from table_format.iceberg import check_iceberg_writable, sync_after_commit
 from table_format.io.factory import file_io_for_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
@@ -186,10 +187,13 @@ class FileSystemCatalog:
             check_option_keys({c.key: c.value for c in changes if isinstance(c, SetOption)}, table=identifier,
                               columns=schema.field_names)
             _validate_options(schema.options, schema, identifier)
-            PostCommitMaintenance(FileStore(identifier=identifier, file_io=self.file_io, paths=table.store.paths,
-                                            schema=schema), commit_user="alter-table")
+            store = FileStore(identifier=identifier, file_io=self.file_io, paths=table.store.paths, schema=schema)
+            PostCommitMaintenance(store, commit_user="alter-table")
+            check_iceberg_writable(store)
         commit_schema_changes(table.store, changes, validate=validate)
-        return self.load_table(identifier)
+        altered = self.load_table(identifier)
+        sync_after_commit(altered.store)  # e.g. metadata.iceberg.storage just set: the current state at once
+        return altered
 
     def load_table(self, identifier: str) -> Table:
         db, name = split_identifier(identifier)
