@@ -26,7 +26,8 @@ def rows(table: pa.Table) -> list[dict[str, Any]]:
 
 
 def metadata_path(table: Table) -> str:
-    hint = open(os.path.join(table.path, "metadata", "version-hint.text")).read().strip()
+    with open(os.path.join(table.path, "metadata", "version-hint.text")) as f:
+        hint = f.read().strip()
     return os.path.join(table.path, "metadata", f"v{hint}.metadata.json")
 
 
