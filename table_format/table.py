@@ -20,6 +20,7 @@ import pyarrow as pa
 from table_format.arrow_types import to_arrow_schema, to_arrow_type
 from table_format.bucket import bucket_of, hash_rows
 from table_format.errors import SchemaError, SnapshotNotFoundError
+from table_format.iceberg import IcebergOptions, check_iceberg_writable, sync_iceberg
 from table_format.maintenance.actions import MaintenanceActions
 from table_format.maintenance.consumers import Consumer, delete_consumer, list_consumers, read_consumer, set_consumer
 from table_format.maintenance.post_commit import PostCommitMaintenance
@@ -321,6 +322,18 @@ class Table:
     def delete_consumer(self, consumer_id: str) -> bool:
         """Unregister a consumer; False when it did not exist."""
         return delete_consumer(self.store, consumer_id)
+
+    # ---- Iceberg-compatible metadata (metadata.iceberg.storage) ------------------------------------------------
+    def iceberg_metadata_dir(self) -> str | None:
+        """Where Iceberg readers find this table's metadata (``.../metadata``), None when the table writes none."""
+        opts = IcebergOptions.of(self.store)
+        return None if opts is None else opts.metadata_dir
+
+    def sync_iceberg(self) -> int | None:
+        """Write Iceberg metadata for the latest snapshot now (every commit does it by itself; this catches up a
+        table whose metadata a failed or foreign write left behind). The version written, None if up to date."""
+        check_iceberg_writable(self.store)
+        return sync_iceberg(self.store)
 
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:

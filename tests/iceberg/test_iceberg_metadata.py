@@ -170,3 +170,23 @@ def test_what_cannot_be_exposed_is_refused_by_name(catalog: FileSystemCatalog) -
     with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
         write_table(dv, batch([1]))
     assert dv.latest_snapshot() is None
+
+
+def test_cli_iceberg_sync_and_describe(catalog: FileSystemCatalog, warehouse: str, iceberg_readers: Any) -> None:
+    from click.testing import CliRunner
+
+    from lakehouse_cli.main import cli
+
+    t = catalog.create_table("db.cli", SCHEMA, primary_keys=["id"], options={**ICEBERG, "bucket": "1"})
+    write_table(t, batch([1, 2]))
+    os.remove(os.path.join(t.path, "metadata", "version-hint.text"))  # as if the commit's sync had failed
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-w", warehouse, "iceberg-sync", "db.cli"])
+    assert result.exit_code == 0 and "v1.metadata.json" in result.output, result.output
+    result = runner.invoke(cli, ["-w", warehouse, "iceberg-sync", "db.cli"])
+    assert result.exit_code == 0 and "up to date (snapshot 1)" in result.output, result.output
+    described = runner.invoke(cli, ["-w", warehouse, "describe", "db.cli"]).output
+    assert "after a full compaction" in described
+    catalog.create_table("db.plain", SCHEMA)
+    result = runner.invoke(cli, ["-w", warehouse, "iceberg-sync", "db.plain"])
+    assert result.exit_code == 1 and "metadata.iceberg.storage" in result.output
