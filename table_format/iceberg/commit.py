@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from table_format.iceberg import manifests as mf
-from table_format.iceberg.data_files import data_file_records, partition_summaries
+from table_format.iceberg.data_files import data_file_records, delta_since, file_uri, partition_summaries, visible
 from table_format.iceberg.options import IcebergOptions
 from table_format.iceberg.types import PARTITION_FIELD_ID_START, partition_fields, partition_spec_json, schema_json
 from table_format.meta.snapshot import CommitKind, Snapshot
@@ -83,6 +83,32 @@ def _previous_manifests(store: FileStore, previous: dict[str, Any] | None) -> li
         return []
 
 
+def _entry(record: dict[str, Any], sid: int) -> dict[str, Any]:
+    return {"status": mf.STATUS_ADDED, "snapshot_id": sid, "sequence_number": sid, "file_sequence_number": sid,
+            "data_file": record}
+
+
+def _carry_over(store: FileStore, opts: IcebergOptions, previous: dict[str, Any] | None, keep: Any,
+                build: Any) -> tuple[list[dict[str, Any]], int, int, int]:
+    """The previous snapshot's manifests, those holding a file `keep(path)` rejects rewritten without it; also the
+    count, records and bytes of the files dropped."""
+    kept: list[dict[str, Any]] = []
+    files = records = size = 0
+    for m in _previous_manifests(store, previous):
+        entries = [e for e in mf.decode(store.file_io.read_bytes(_path(store, m["manifest_path"])))
+                   if e["status"] != mf.STATUS_DELETED]
+        rest = [e for e in entries if keep(e["data_file"]["file_path"])]
+        if len(rest) == len(entries):
+            kept.append(m)
+            continue
+        gone = [e["data_file"] for e in entries if not keep(e["data_file"]["file_path"])]
+        files, records = files + len(gone), records + sum(d["record_count"] for d in gone)
+        size += sum(d["file_size_in_bytes"] for d in gone)
+        if rest:
+            kept.append(build([{**e, "status": mf.STATUS_EXISTING} for e in rest]))
+    return kept, files, records, size
+
+
 def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
                    previous: dict[str, Any] | None) -> int:
     table = store.identifier
@@ -91,47 +117,60 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
     partition = partition_fields(schema, table=table)
     io = store.file_io
     sid = snapshot.id
-    live = data_file_records(store, snapshot, partition)  # path -> data_file record
-    kept: list[dict[str, Any]] = []
     written: list[str] = []
-    known: set[str] = set()
-    removed = 0
-    for m in _previous_manifests(store, previous):
-        entries = mf.decode(io.read_bytes(_path(store, m["manifest_path"])))
-        paths = [e["data_file"]["file_path"] for e in entries if e["status"] != mf.STATUS_DELETED]
-        gone = [p for p in paths if p not in live]
-        known.update(p for p in paths if p in live)
-        if not gone:
-            kept.append(m)
-            continue
-        removed += len(gone)
-        rest = [{**e, "status": mf.STATUS_EXISTING} for e in entries
-                if e["status"] != mf.STATUS_DELETED and e["data_file"]["file_path"] in live]
-        if rest:
-            kept.append(_write_manifest(store, opts, rest, partition, ice_schema, sid, written))
-    added: list[dict[str, Any]] = [{"status": mf.STATUS_ADDED, "snapshot_id": sid, "sequence_number": sid, "file_sequence_number": sid,
-              "data_file": rec} for path, rec in live.items() if path not in known]
+
+    def build(entries: list[dict[str, Any]]) -> dict[str, Any]:
+        return _write_manifest(store, opts, entries, partition, ice_schema, sid, written)
+
+    previous_id = previous.get("current-snapshot-id") if previous else None
+    delta = delta_since(store, previous_id, snapshot) if isinstance(previous_id, int) and previous_id > 0 else None
+    previous_summary = next((s["summary"] for s in (previous or {}).get("snapshots", [])
+                             if s["snapshot-id"] == previous_id), None)
+    if delta is not None and previous_summary is not None:
+        # the usual case: only the files this commit added or removed are looked at
+        added_entries, removed_entries = delta
+        removed_paths = {file_uri(store, e) for e in removed_entries}
+        added = [_entry(r, sid) for r in data_file_records(store, added_entries, partition).values()]
+        if removed_paths:
+            kept, removed, removed_records, removed_size = _carry_over(
+                store, opts, previous, lambda path: path not in removed_paths, build)
+        else:
+            kept, removed, removed_records, removed_size = _previous_manifests(store, previous), 0, 0, 0
+        added_records = sum(e["data_file"]["record_count"] for e in added)
+        total_files = int(previous_summary["total-data-files"]) + len(added) - removed
+        total_records = int(previous_summary["total-records"]) + added_records - removed_records
+        total_size = (int(previous_summary["total-files-size"]) - removed_size
+                      + sum(e["data_file"]["file_size_in_bytes"] for e in added))
+    else:
+        # first version, or snapshots in between are gone: compare the full file list with the previous manifests
+        live = data_file_records(store, visible(store, store.manifests.live_files(snapshot)), partition)
+        kept, removed, _, _ = _carry_over(store, opts, previous, lambda path: path in live, build)
+        listed = {e["data_file"]["file_path"] for m in kept
+                  for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))}
+        added = [_entry(rec, sid) for path, rec in live.items() if path not in listed]
+        added_records = sum(e["data_file"]["record_count"] for e in added)
+        total_files, total_records = len(live), sum(r["record_count"] for r in live.values())
+        total_size = sum(r["file_size_in_bytes"] for r in live.values())
     if added:
-        kept.append(_write_manifest(store, opts, added, partition, ice_schema, sid, written))
+        kept.append(build(added))
     if len(kept) > opts.compaction_max_files:
-        everything = [{**e, "status": mf.STATUS_EXISTING if e["status"] == mf.STATUS_EXISTING or
-                       e["snapshot_id"] != sid else e["status"]}
-                      for m in kept for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))]
-        kept = [_write_manifest(store, opts, everything, partition, ice_schema, sid, written)]
-    list_path = f"{opts.metadata_dir}/snap-{sid}-{uuid.uuid4()}.avro"
+        everything = [{**e, "status": mf.STATUS_EXISTING if e["snapshot_id"] != sid else e["status"]}
+                      for m in kept for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))
+                      if e["status"] != mf.STATUS_DELETED]
+        kept = [build(everything)]
+    existing_ids = set(store.snapshots.list_ids())
     retained = [s for s in (previous or {}).get("snapshots", [])
-                if s["snapshot-id"] < sid and store.snapshots.exists(s["snapshot-id"])]
+                if s["snapshot-id"] < sid and s["snapshot-id"] in existing_ids]
     dropped = [s for s in (previous or {}).get("snapshots", []) if s not in retained]
     parent = retained[-1]["snapshot-id"] if retained else None
+    list_path = f"{opts.metadata_dir}/snap-{sid}-{uuid.uuid4()}.avro"
     io.write_bytes(list_path, mf.encode_manifest_list(kept, snapshot_id=sid, parent_id=parent,
                                                       compression=opts.compression))
-    total_records = sum(r["record_count"] for r in live.values())
     summary = {
         "operation": _operation(snapshot, bool(added), removed),
         "added-data-files": str(len(added)), "deleted-data-files": str(removed),
-        "added-records": str(sum(e["data_file"]["record_count"] for e in added)),
-        "total-records": str(total_records), "total-data-files": str(len(live)),
-        "total-files-size": str(sum(r["file_size_in_bytes"] for r in live.values())),
+        "added-records": str(added_records), "total-records": str(total_records),
+        "total-data-files": str(total_files), "total-files-size": str(total_size),
         "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0",
         "paimon-snapshot-id": str(sid), "paimon-commit-kind": snapshot.commit_kind.value,
     }
@@ -148,12 +187,12 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
         "location": _uri(store, opts.location),
         "last-sequence-number": sid,
         "last-updated-ms": int(time.time() * 1000),
-        "last-column-id": max(schema.highest_field_id, *(s.get("last-column-id", 0) for s in [previous or {}])),
+        "last-column-id": max(schema.highest_field_id, int((previous or {}).get("last-column-id", 0))),
         "schemas": [schemas[k] for k in sorted(schemas)],
         "current-schema-id": schema.id,
         "partition-specs": [partition_spec_json(partition)],
         "default-spec-id": 0,
-        "last-partition-id": PARTITION_FIELD_ID_START + len(partition) - 1 if partition else PARTITION_FIELD_ID_START - 1,
+        "last-partition-id": PARTITION_FIELD_ID_START + len(partition) - 1,
         "sort-orders": [{"order-id": 0, "fields": []}],
         "default-sort-order-id": 0,
         "properties": {"paimon.table": table},
@@ -164,9 +203,9 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
         "metadata-log": _metadata_log(store, opts, previous),
         "statistics": [],
     }
-    io.write_bytes(f"{opts.metadata_dir}/v{sid}.metadata.json", json.dumps(metadata, indent=2).encode())
+    io.write_bytes(f"{opts.metadata_dir}/v{sid}.metadata.json", json.dumps(metadata).encode())
     hinted = current_version(store, opts) or 0
-    if hinted < sid or not store.snapshots.exists(hinted):  # a concurrent writer's newer version stays current
+    if hinted < sid or hinted not in existing_ids:  # a concurrent writer's newer version stays current
         io.overwrite_hint(f"{opts.metadata_dir}/{VERSION_HINT}", str(sid).encode())
     _clean_up(store, opts, metadata, previous, dropped)
     return sid
@@ -283,10 +322,9 @@ def _clean_up(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any], 
     candidates: set[str] = set()
     for s in [*dropped, *previous_current]:
         candidates |= _manifest_paths(store, s["manifest-list"])
-    if not candidates and not dropped:
-        return
-    referenced: set[str] = set()
-    for s in metadata["snapshots"]:
-        referenced |= _manifest_paths(store, s["manifest-list"])
-    io.delete_many(sorted(candidates - referenced))
+    candidates -= _manifest_paths(store, metadata["snapshots"][-1]["manifest-list"])
+    if candidates:  # manifests left out of the new snapshot: delete those no retained snapshot still lists
+        for s in metadata["snapshots"][:-1]:
+            candidates -= _manifest_paths(store, s["manifest-list"])
+        io.delete_many(sorted(candidates))
     io.delete_many([_path(store, s["manifest-list"]) for s in dropped])

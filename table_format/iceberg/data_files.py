@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from table_format.iceberg.types import PartitionField, avro_value, iceberg_type, single_value
-from table_format.meta.manifest import ManifestEntry
+from table_format.meta.manifest import FileKind, ManifestEntry
 from table_format.meta.snapshot import Snapshot
 from table_format.row.binary_row import decode_row
 from table_format.store.file_store import FileStore
@@ -17,13 +17,42 @@ def _max_level(store: FileStore) -> int:
     return int(raw.get("num-levels", str(store.options.num_sorted_run_compaction_trigger + 1))) - 1
 
 
-def visible_entries(store: FileStore, snapshot: Snapshot) -> list[ManifestEntry]:
+def visible(store: FileStore, entries: list[ManifestEntry]) -> list[ManifestEntry]:
     """The files an Iceberg reader may see: all of an append table's, a primary-key table's highest level only."""
-    entries = store.manifests.live_files(snapshot)
     if not store.has_primary_key:
         return entries
     top = _max_level(store)
     return [e for e in entries if e.file.level == top]
+
+
+def delta_since(store: FileStore, previous_id: int, snapshot: Snapshot
+                ) -> tuple[list[ManifestEntry], list[ManifestEntry]] | None:
+    """(added, removed) visible files from snapshot `previous_id` to `snapshot`, folded over the deltas in between;
+    None when one of those snapshots is gone (expired, rolled back): then only the full file list can tell."""
+    if previous_id >= snapshot.id:
+        return None
+    ids = range(previous_id + 1, snapshot.id + 1)
+    if not all(store.snapshots.exists(i) for i in ids):
+        return None
+    entries: list[ManifestEntry] = []
+    for i in ids:
+        s = snapshot if i == snapshot.id else store.snapshots.snapshot(i)
+        entries.extend(store.manifests.read_entries(
+            store.manifests.read_manifest_list(s.delta_manifest_list, size=s.delta_manifest_list_size)))
+    net: dict[tuple[bytes, int, int, str], ManifestEntry] = {}
+    for e in entries:
+        key = (e.partition, e.bucket, e.file.level, e.file.file_name)
+        if key in net and net[key].kind != e.kind:
+            del net[key]  # added and removed again in between
+        else:
+            net[key] = e
+    folded = visible(store, list(net.values()))
+    return ([e for e in folded if e.kind == FileKind.ADD], [e for e in folded if e.kind == FileKind.DELETE])
+
+
+def file_uri(store: FileStore, e: ManifestEntry) -> str:
+    path = store.data_file_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+    return path if store.file_io.local else store.file_io.uri(path)
 
 
 def _bounds(store: FileStore, entry: ManifestEntry, cache: dict[int, Any]) -> tuple[list, list, list]:
@@ -57,19 +86,17 @@ def _bounds(store: FileStore, entry: ManifestEntry, cache: dict[int, Any]) -> tu
     return nulls, lower, upper
 
 
-def data_file_records(store: FileStore, snapshot: Snapshot, partition: Sequence[PartitionField]
+def data_file_records(store: FileStore, entries: Sequence[ManifestEntry], partition: Sequence[PartitionField]
                       ) -> dict[str, dict[str, Any]]:
-    """Path URI -> Iceberg data_file record, for every file `visible_entries` returns."""
-    local = store.file_io.local
+    """Path URI -> Iceberg data_file record of each entry."""
     cache: dict[int, Any] = {}
     decoded: dict[bytes, dict[str, Any]] = {}
     out: dict[str, dict[str, Any]] = {}
-    for e in visible_entries(store, snapshot):
+    for e in entries:
         if e.partition not in decoded:
             values = store.decode_partition(e.partition) if partition else ()
             decoded[e.partition] = {p.name: avro_value(p.type_name, v) for p, v in zip(partition, values, strict=True)}
-        path = store.data_file_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
-        uri = path if local else store.file_io.uri(path)
+        uri = file_uri(store, e)
         nulls, lower, upper = _bounds(store, e, cache)
         fmt = e.file.file_name.rsplit(".", 1)[-1].lower()
         out[uri] = {
