@@ -24,9 +24,10 @@ class IcebergReaders:
                                      stdout=subprocess.PIPE, text=True)
 
     def read(self, reader: str, metadata: str, *, snapshot_id: int | None = None,
-             filter: str | None = None) -> dict[str, Any]:
+             filter: str | None = None, properties: dict[str, str] | None = None) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        request = {"reader": reader, "metadata": metadata, "snapshot_id": snapshot_id, "filter": filter}
+        request = {"reader": reader, "metadata": metadata, "snapshot_id": snapshot_id, "filter": filter,
+                   "properties": properties}
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         out = json.loads(self.proc.stdout.readline())

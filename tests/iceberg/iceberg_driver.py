@@ -32,7 +32,7 @@ def answer(request: dict, con) -> dict:
     if request["reader"] == "pyiceberg":
         from pyiceberg.table import StaticTable
 
-        table = StaticTable.from_metadata(request["metadata"])
+        table = StaticTable.from_metadata(request["metadata"], properties=request.get("properties") or {})
         kwargs = {}
         if request.get("snapshot_id") is not None:
             kwargs["snapshot_id"] = request["snapshot_id"]
