@@ -158,10 +158,11 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
                       for m in kept for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))
                       if e["status"] != mf.STATUS_DELETED]
         kept = [build(everything)]
-    existing_ids = set(store.snapshots.list_ids())
-    retained = [s for s in (previous or {}).get("snapshots", [])
-                if s["snapshot-id"] < sid and s["snapshot-id"] in existing_ids]
-    dropped = [s for s in (previous or {}).get("snapshots", []) if s not in retained]
+    earliest = store.snapshots.earliest_id() or sid
+    retained = [s for s in (previous or {}).get("snapshots", [])  # Paimon's snapshots are earliest..latest
+                if earliest <= s["snapshot-id"] < sid]
+    retained_ids = {s["snapshot-id"] for s in retained}
+    dropped = [s for s in (previous or {}).get("snapshots", []) if s["snapshot-id"] not in retained_ids]
     parent = retained[-1]["snapshot-id"] if retained else None
     list_path = f"{opts.metadata_dir}/snap-{sid}-{uuid.uuid4()}.avro"
     io.write_bytes(list_path, mf.encode_manifest_list(kept, snapshot_id=sid, parent_id=parent,
@@ -205,7 +206,7 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
     }
     io.write_bytes(f"{opts.metadata_dir}/v{sid}.metadata.json", json.dumps(metadata).encode())
     hinted = current_version(store, opts) or 0
-    if hinted < sid or hinted not in existing_ids:  # a concurrent writer's newer version stays current
+    if hinted < sid or not store.snapshots.exists(hinted):  # a concurrent writer's newer version stays current
         io.overwrite_hint(f"{opts.metadata_dir}/{VERSION_HINT}", str(sid).encode())
     _clean_up(store, opts, metadata, previous, dropped)
     return sid
@@ -214,27 +215,23 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
 def _drop_expired(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any]) -> None:
     """Rewrite the current version without the snapshots Paimon expired (their files may be gone)."""
     current = metadata["current-snapshot-id"]
-    retained = [s for s in metadata["snapshots"]
-                if s["snapshot-id"] == current or store.snapshots.exists(s["snapshot-id"])]
+    earliest = store.snapshots.earliest_id()
+    if earliest is not None and metadata["snapshots"][0]["snapshot-id"] >= earliest:
+        return  # nothing older than Paimon's earliest snapshot: nothing expired (no listing needed)
+    existing = set(store.snapshots.list_ids())
+    retained = [s for s in metadata["snapshots"] if s["snapshot-id"] == current or s["snapshot-id"] in existing]
     if len(retained) == len(metadata["snapshots"]):
         return
-    dropped = [s for s in metadata["snapshots"] if s not in retained]
     ids = {s["snapshot-id"] for s in retained}
+    dropped = [s for s in metadata["snapshots"] if s["snapshot-id"] not in ids]
     if retained[0].get("parent-snapshot-id") not in ids:
         retained[0] = {k: v for k, v in retained[0].items() if k != "parent-snapshot-id"}
     updated = {**metadata, "snapshots": retained, "last-updated-ms": int(time.time() * 1000),
                "snapshot-log": [e for e in metadata["snapshot-log"] if e["snapshot-id"] in ids]}
-    store.file_io.overwrite_hint(f"{opts.metadata_dir}/v{current}.metadata.json",
-                                 json.dumps(updated, indent=2).encode())
+    store.file_io.overwrite_hint(f"{opts.metadata_dir}/v{current}.metadata.json", json.dumps(updated).encode())
     if not opts.delete_after_commit:
         return
-    referenced: set[str] = set()
-    for s in retained:
-        referenced |= _manifest_paths(store, s["manifest-list"])
-    candidates: set[str] = set()
-    for s in dropped:
-        candidates |= _manifest_paths(store, s["manifest-list"])
-    store.file_io.delete_many(sorted(candidates - referenced))
+    _delete_unlisted(store, updated, dropped)
     store.file_io.delete_many([_path(store, s["manifest-list"]) for s in dropped])
 
 
@@ -302,6 +299,30 @@ def _manifest_paths(store: FileStore, list_uri: str) -> set[str]:
         return set()
 
 
+def _delete_unlisted(store: FileStore, metadata: dict[str, Any], sources: list[dict[str, Any]]) -> None:
+    """Delete the manifests the `sources` snapshots listed that no snapshot of `metadata` lists any more.
+
+    A manifest is listed by the snapshots from the one that wrote it (``added_snapshot_id``) up to the last one that
+    kept it, a contiguous range; the retained snapshots are a contiguous range too (expiry drops the oldest,
+    rollback the newest), so a manifest is still listed iff the oldest or the current retained snapshot lists it,
+    or it was written by a retained snapshot after the oldest: two manifest lists read, not one per snapshot."""
+    snapshots = metadata["snapshots"]
+    oldest, current = snapshots[0], snapshots[-1]
+    listed = _manifest_paths(store, current["manifest-list"]) | _manifest_paths(store, oldest["manifest-list"])
+    doomed: set[str] = set()
+    for s in sources:
+        try:
+            entries = mf.decode(store.file_io.read_bytes(_path(store, s["manifest-list"])))
+        except (FileNotFoundError, ValueError):
+            continue
+        for m in entries:
+            path = _path(store, m["manifest_path"])
+            if path in listed or oldest["snapshot-id"] < m["added_snapshot_id"] <= current["snapshot-id"]:
+                continue
+            doomed.add(path)
+    store.file_io.delete_many(sorted(doomed))
+
+
 def _clean_up(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any], previous: dict[str, Any] | None,
               dropped: list[dict[str, Any]]) -> None:
     """Delete what the previous version referenced and no retained snapshot or metadata version does.
@@ -319,12 +340,5 @@ def _clean_up(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any], 
             io.delete_quietly(_path(store, uri))
     previous_current = [s for s in previous.get("snapshots", [])
                         if s["snapshot-id"] == previous.get("current-snapshot-id")]
-    candidates: set[str] = set()
-    for s in [*dropped, *previous_current]:
-        candidates |= _manifest_paths(store, s["manifest-list"])
-    candidates -= _manifest_paths(store, metadata["snapshots"][-1]["manifest-list"])
-    if candidates:  # manifests left out of the new snapshot: delete those no retained snapshot still lists
-        for s in metadata["snapshots"][:-1]:
-            candidates -= _manifest_paths(store, s["manifest-list"])
-        io.delete_many(sorted(candidates))
+    _delete_unlisted(store, metadata, [*dropped, *previous_current])
     io.delete_many([_path(store, s["manifest-list"]) for s in dropped])
