@@ -158,6 +158,8 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
                       for m in kept for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))
                       if e["status"] != mf.STATUS_DELETED]
         kept = [build(everything)]
+    final = {_path(store, m["manifest_path"]) for m in kept}
+    io.delete_many([p for p in written if p not in final])  # written here, then merged away in this same commit
     earliest = store.snapshots.earliest_id() or sid
     retained = [s for s in (previous or {}).get("snapshots", [])  # Paimon's snapshots are earliest..latest
                 if earliest <= s["snapshot-id"] < sid]
