@@ -19,11 +19,13 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from table_format.errors import TableFormatError
 from table_format.iceberg import manifests as mf
 from table_format.iceberg.data_files import data_file_records, delta_since, file_uri, partition_summaries, visible
 from table_format.iceberg.options import IcebergOptions
 from table_format.iceberg.types import PARTITION_FIELD_ID_START, partition_fields, partition_spec_json, schema_json
-from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.io.paths import TAG_PREFIX
+from table_format.meta.snapshot import CommitKind, Snapshot, tag_from_json
 from table_format.store.file_store import FileStore
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,7 @@ def sync_iceberg(store: FileStore) -> int | None:
         current = _read_json(store, f"{opts.metadata_dir}/v{hint}.metadata.json")
         if current is not None:
             _drop_expired(store, opts, current)
+            _refresh_refs(store, opts)
             return None
     # any other version is the base: newer ones too (a rollback), whose snapshots then drop out as expired ones do
     previous = _read_json(store, f"{opts.metadata_dir}/v{hint}.metadata.json") if hint and hint != latest.id else None
@@ -200,7 +203,7 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
         "default-sort-order-id": 0,
         "properties": {"paimon.table": table},
         "current-snapshot-id": sid,
-        "refs": {"main": {"snapshot-id": sid, "type": "branch"}},
+        "refs": _refs(store, [s["snapshot-id"] for s in snapshots], sid),
         "snapshots": snapshots,
         "snapshot-log": [{"snapshot-id": s["snapshot-id"], "timestamp-ms": s["timestamp-ms"]} for s in snapshots],
         "metadata-log": _metadata_log(store, opts, previous),
@@ -212,6 +215,34 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
         io.overwrite_hint(f"{opts.metadata_dir}/{VERSION_HINT}", str(sid).encode())
     _clean_up(store, opts, metadata, previous, dropped)
     return sid
+
+
+def _refs(store: FileStore, snapshot_ids: list[int], current: int) -> dict[str, dict[str, Any]]:
+    """`main` and every Paimon tag whose snapshot is an Iceberg snapshot of the metadata, as Iceberg tag refs."""
+    refs: dict[str, dict[str, Any]] = {"main": {"snapshot-id": current, "type": "branch"}}
+    known = set(snapshot_ids)
+    for st in store.file_io.list_dir(store.paths.tag_dir):
+        if st.is_dir or not st.name.startswith(TAG_PREFIX):
+            continue
+        try:
+            tagged = tag_from_json(store.file_io.read_bytes(st.path), source=st.path).snapshot
+        except (FileNotFoundError, TableFormatError):
+            continue
+        if tagged.id in known and st.name[len(TAG_PREFIX):] != "main":
+            refs[st.name[len(TAG_PREFIX):]] = {"snapshot-id": tagged.id, "type": "tag"}
+    return refs
+
+
+def _refresh_refs(store: FileStore, opts: IcebergOptions) -> None:
+    """After a tag was created or deleted: rewrite the current version in place when its refs changed."""
+    hint = current_version(store, opts)
+    metadata = _read_json(store, f"{opts.metadata_dir}/v{hint}.metadata.json") if hint else None
+    if metadata is None:
+        return
+    refs = _refs(store, [s["snapshot-id"] for s in metadata["snapshots"]], metadata["current-snapshot-id"])
+    if refs != metadata.get("refs"):
+        store.file_io.overwrite_hint(f"{opts.metadata_dir}/v{hint}.metadata.json",
+                                     json.dumps({**metadata, "refs": refs}).encode())
 
 
 def _drop_expired(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any]) -> None:

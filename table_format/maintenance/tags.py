@@ -124,6 +124,7 @@ def create_tag(
             f"table {store.identifier!r}: tag {name!r} already exists"
             + (f" (on snapshot {existing.id})" if existing is not None else "")
         )
+    sync_after_commit(store)  # Iceberg metadata: the tag as a ref
     return snapshot.id
 
 
@@ -152,7 +153,10 @@ def delete_tag(store: FileStore, name: str, *, dry_run: bool = False) -> DeleteT
     tagged = tag_snapshot_or_raise(store, name)
     tag_path = store.paths.tag(name)
     if store.snapshots.exists(tagged.id):  # the snapshot still holds every file
-        return DeleteTagResult(name, tagged.id, tuple(execute(store, [tag_path], dry_run=dry_run)))
+        result = DeleteTagResult(name, tagged.id, tuple(execute(store, [tag_path], dry_run=dry_run)))
+        if not dry_run:
+            sync_after_commit(store)  # Iceberg metadata: the ref goes too
+        return result
 
     tags = tagged_snapshots(store)  # read before the tag file goes
     deleted = execute(store, [tag_path], dry_run=dry_run)

@@ -40,7 +40,8 @@ def answer(request: dict, con) -> dict:
             kwargs["row_filter"] = request["filter"]
         scan = table.scan(**kwargs)
         return {"rows": _rows(scan.to_arrow()), "files": len(list(scan.plan_files())),
-                "snapshots": [s.snapshot_id for s in table.snapshots()]}
+                "snapshots": [s.snapshot_id for s in table.snapshots()],
+                "refs": {name: ref.snapshot_id for name, ref in table.metadata.refs.items()}}
     sql = f"SELECT * FROM iceberg_scan('{request['metadata']}'"
     if request.get("snapshot_id") is not None:
         sql += f", snapshot_from_id={int(request['snapshot_id'])}"

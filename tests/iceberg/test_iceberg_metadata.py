@@ -219,3 +219,15 @@ def test_manifest_merging_and_expiry_keep_every_retained_snapshot_readable(catal
         with open(os.path.join(meta_dir, name), "rb") as f:
             listed |= {os.path.basename(m["manifest_path"]) for m in fastavro.reader(f)}
     assert {n for n in os.listdir(meta_dir) if n.endswith(".avro")} == lists | listed
+
+
+def test_tags_are_iceberg_tag_refs(catalog: FileSystemCatalog, iceberg_readers: Any) -> None:
+    t = catalog.create_table("db.tags", SCHEMA, options=ICEBERG)
+    write_table(t, batch([1]))
+    t.create_tag("first")
+    write_table(t, batch([2]))
+    assert iceberg_readers.read("pyiceberg", metadata_path(t))["refs"] == {"main": 2, "first": 1}
+    t.create_tag("second")
+    assert iceberg_readers.read("pyiceberg", metadata_path(t))["refs"] == {"main": 2, "first": 1, "second": 2}
+    t.delete_tag("first")
+    assert iceberg_readers.read("pyiceberg", metadata_path(t))["refs"] == {"main": 2, "second": 2}
