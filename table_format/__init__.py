@@ -2,6 +2,8 @@
 
 from table_format.catalog import FileSystemCatalog, open_table
 from table_format.errors import (
+    BranchDivergedError,
+    BranchError,
     CommitConflictError,
     CommitFailedError,
     CommitOutcomeUnknownError,
@@ -73,6 +75,8 @@ __all__ = [
     "parse_duration",
     "parse_memory_size",
     # the rest
+    "BranchDivergedError",
+    "BranchError",
     "CommitConflictError",
     "CommitFailedError",
     "CommitKind",

@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_format.alter import commit_schema_changes
+from table_format.branches import BRANCH_SUFFIX
 from table_format.errors import (
     DatabaseNotFoundError,
     OptionError,
@@ -54,6 +55,18 @@ def split_identifier(identifier: str) -> tuple[str, str]:
     _check_name(db, "database")
     _check_name(name, "table")
     return db, name
+
+
+def split_branch(identifier: str) -> tuple[str, str | None]:
+    """'db.t$branch_x' -> ('db.t', 'x'); 'db.t' -> ('db.t', None)."""
+    if not isinstance(identifier, str) or "$" not in identifier:
+        return identifier, None
+    base, _, suffix = identifier.partition("$")
+    if not suffix.startswith(BRANCH_SUFFIX[1:]) or len(suffix) == len(BRANCH_SUFFIX) - 1:
+        raise SchemaError(
+            f"invalid table identifier {identifier!r}: after '$' only 'branch_<name>' is supported (a branch)"
+        )
+    return base, suffix[len(BRANCH_SUFFIX) - 1:]
 
 
 class FileSystemCatalog:
@@ -192,8 +205,11 @@ class FileSystemCatalog:
         return self.load_table(identifier)
 
     def load_table(self, identifier: str) -> Table:
-        db, name = split_identifier(identifier)
-        return load_table_at(self.file_io, self._table_path(db, name), identifier=identifier)
+        """The table `db.t`, or its branch `x` as `db.t$branch_x`."""
+        base, branch = split_branch(identifier)
+        db, name = split_identifier(base)
+        table = load_table_at(self.file_io, self._table_path(db, name), identifier=base)
+        return table if branch is None else table.branch(branch)
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
         db, name = split_identifier(identifier)
