@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from table_format import OptionError
+from table_format import OptionError, Table, open_table
 
 TARGET_SPLIT_SIZE = 128 * 1024 * 1024  # Paimon's source.split.target-size
 OPEN_FILE_COST = 4 * 1024 * 1024  # Paimon's source.split.open-file-cost
@@ -30,6 +30,16 @@ class ReadOptions:
     min_partitions: int = 2
     pushdown: bool = False  # opt-in: see the note above
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
+    branch: str | None = None  # option "branch": read that Paimon branch instead of main
+
+    def open_table(self) -> Table:
+        return open_branch(self.path, self.catalog_options, self.branch)
+
+
+def open_branch(path: str, options: Mapping[str, str], branch: str | None) -> Table:
+    """The table at `path` (``s3.*`` catalog `options`), or its branch `branch` (a path cannot name one)."""
+    table = open_table(path, options=options)
+    return table if branch is None else table.branch(branch)
 
 
 def table_path(options: Mapping[str, str]) -> str:
@@ -92,6 +102,7 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
         open_file_cost=_int(options, "source.split.open-file-cost", path) or OPEN_FILE_COST,
         min_partitions=_int(options, "min-partitions", path) or max(2, os.cpu_count() or 2),
         catalog_options=catalog_options(options),
+        branch=options.get("branch") or None,
     )
 
 
