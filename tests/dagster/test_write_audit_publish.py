@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from lakehouse_assets import PaimonCatalogResource, PaimonIOManager
-from lakehouse_assets.audit import BRANCH, BASE_SNAPSHOT, audit_check_result, audited_table, paimon_publish_asset
+from lakehouse_assets.audit import BASE_SNAPSHOT, BRANCH, audit_check_result, audited_table, paimon_publish_asset
 from table_format import FileSystemCatalog, write_table
 
 BATCH: dict[str, Any] = {"ids": [1, 2], "amounts": [10, 20], "concurrent": False}
