@@ -113,3 +113,44 @@ def test_concurrent_writer_fails_publication(warehouse: str, instance: dg.Dagste
     assert main.latest_snapshot().id == 2  # the concurrent commit stays, nothing lost
     assert sorted(main.scan().to_arrow().column("id").to_pylist()) == [1, 2, 99]
     assert len(main.branches()) == 1 and DOWNSTREAM_RUNS == [2]
+
+
+REGIONS = dg.StaticPartitionsDefinition(["eu", "us"])
+AMOUNTS: dict[str, list[int]] = {"eu": [1, 2], "us": [3, -4]}
+
+
+@dg.asset(key=["shop", "sales"], partitions_def=REGIONS,
+          metadata={"publish": "audit", "partition_expr": "region", "table_options": {"bucket": "-1"}})
+def sales(context: dg.AssetExecutionContext) -> pa.Table:
+    amounts = AMOUNTS[context.partition_key]
+    return pa.table({"region": [context.partition_key] * len(amounts), "amount": pa.array(amounts, pa.int64())})
+
+
+@dg.asset_check(asset=sales, blocking=True)
+def sales_not_negative(context: dg.AssetCheckExecutionContext, sales: pa.Table) -> dg.AssetCheckResult:
+    bad = sum(1 for a in sales.column("amount").to_pylist() if a < 0)
+    return audit_check_result(context, passed=bad == 0, description=f"{bad} negative amounts")
+
+
+sales_published = paimon_publish_asset(sales)
+
+
+def test_partitions_audited_alone(warehouse: str, instance: dg.DagsterInstance) -> None:
+    def run(region: str) -> dg.ExecuteInProcessResult:
+        return dg.materialize([sales, sales_not_negative, sales_published], instance=instance, partition_key=region,
+                              raise_on_error=False, resources={"io_manager": PaimonIOManager(warehouse=warehouse)})
+
+    assert run("eu").success
+    table = FileSystemCatalog(warehouse).load_table("shop.sales")
+    assert table.latest_snapshot().id == 1
+    result = run("us")
+    assert not result.success and not _check(result).passed
+    table = FileSystemCatalog(warehouse).load_table("shop.sales")
+    assert table.latest_snapshot().id == 1  # main untouched: only eu
+    assert sorted(table.scan().to_arrow().column("amount").to_pylist()) == [1, 2]
+    (branch,) = table.branches()
+    assert sorted(table.branch(branch).scan().to_arrow().column("amount").to_pylist()) == [-4, 1, 2, 3]
+    AMOUNTS["us"] = [3, 4]
+    assert run("us").success
+    assert sorted(FileSystemCatalog(warehouse).load_table("shop.sales").scan().to_arrow()
+                  .column("amount").to_pylist()) == [1, 2, 3, 4]
