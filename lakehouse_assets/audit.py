@@ -15,8 +15,7 @@ from typing import Any
 import dagster as dg
 
 from lakehouse_assets.table_spec import PaimonAssetError, raw
-from table_format import BranchDivergedError, FileSystemCatalog, Table
-from table_format.branches import keeper_tag
+from table_format import BranchDivergedError, FileSystemCatalog, Table, keeper_tag
 
 PUBLISH = "publish"
 AUDIT = "audit"

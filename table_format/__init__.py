@@ -1,5 +1,6 @@
 """Pure-Python Apache Paimon table format: byte-compatible with Java Paimon and pypaimon."""
 
+from table_format.branches import keeper_tag
 from table_format.catalog import FileSystemCatalog, open_table
 from table_format.errors import (
     BranchDivergedError,
@@ -102,6 +103,7 @@ __all__ = [
     "open_table",
     "commit_write",
     "discard_written_files",
+    "keeper_tag",
     "parse_duration",
     "parse_memory_size",
     "read_changes_split",
