@@ -26,7 +26,7 @@ from table_format.features import check_table_features, check_write_features
 from table_format.io.factory import file_io_for_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
-from table_format.io.paths import SCHEMA_DIR, TablePaths
+from table_format.io.paths import MAIN_BRANCH, SCHEMA_DIR, TablePaths
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.merge import validate_merge_options
 from table_format.options import ChangelogProducer, CoreOptions, MergeEngine, check_option_keys
@@ -153,8 +153,11 @@ class FileSystemCatalog:
         return sorted(out)
 
     def table_exists(self, identifier: str) -> bool:
-        db, name = split_identifier(identifier)
-        return bool(SchemaManager(self.file_io, TablePaths(self._table_path(db, name))).list_ids())
+        """Whether `db.t` exists (for `db.t$branch_x`: whether the table has that branch)."""
+        base, branch = split_branch(identifier)
+        db, name = split_identifier(base)
+        paths = TablePaths(self._table_path(db, name), branch or MAIN_BRANCH)
+        return bool(SchemaManager(self.file_io, paths).list_ids())
 
     def create_table(
         self,

@@ -52,6 +52,9 @@ def table_path(options: Mapping[str, str]) -> str:
     if warehouse is None:
         return path
     database, dot, table = path.partition(".")
+    table, dollar, suffix = table.partition("$")  # "db.t$branch_x": the branch is branch_option's
+    if dollar and (not suffix.startswith("branch_") or suffix == "branch_"):
+        raise OptionError(f'format("paimon"): after "$" only "branch_<name>" is supported, got {path!r}')
     if not dot or not database or not table or "/" in path:
         raise OptionError(f'format("paimon"): with option "warehouse", load() takes "database.table", got {path!r}')
     return f"{warehouse.rstrip('/')}/{database}.db/{table}"
@@ -102,8 +105,18 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
         open_file_cost=_int(options, "source.split.open-file-cost", path) or OPEN_FILE_COST,
         min_partitions=_int(options, "min-partitions", path) or max(2, os.cpu_count() or 2),
         catalog_options=catalog_options(options),
-        branch=options.get("branch") or None,
+        branch=branch_option(options),
     )
+
+
+def branch_option(options: Mapping[str, str]) -> str | None:
+    """Option "branch", or the branch named by ``load("db.t$branch_x")`` with option "warehouse"."""
+    path = options.get("path") or ""
+    named = path.split("$branch_", 1)[1] if options.get("warehouse") and "$branch_" in path else None
+    given = options.get("branch") or None
+    if named and given and named != given:
+        raise OptionError(f"table {path!r}: option 'branch' {given!r} differs from the branch the name gives")
+    return given or named
 
 
 def _int(options: Mapping[str, str], name: str, path: str) -> int | None:

@@ -25,7 +25,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
-from jobs.spark.read_options import CATALOG_OPTION_PREFIX, catalog_options, open_branch, table_path
+from jobs.spark.read_options import CATALOG_OPTION_PREFIX, branch_option, catalog_options, open_branch, table_path
 from jobs.spark.threads import limit_to_task
 from jobs.spark.types import check_writable, to_table_units
 from table_format import (
@@ -75,7 +75,7 @@ class WritePlan:
 def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: bool) -> WritePlan:
     path = table_path(options)
     s3_options = catalog_options(options)
-    branch = options.get("branch") or None
+    branch = branch_option(options)
     table = open_or_create(path, schema, table_spec(options), catalog_options=s3_options)
     if branch is not None:
         table = table.branch(branch)

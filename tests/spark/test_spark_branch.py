@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from table_format import FileSystemCatalog, write_table
+from jobs.spark.read_options import read_options
+from table_format import FileSystemCatalog, OptionError, write_table
 
 
 def test_read_and_write_branch_option(spark, warehouse: str) -> None:
@@ -22,3 +23,12 @@ def test_read_and_write_branch_option(spark, warehouse: str) -> None:
     assert sorted(r.id for r in spark.read.format("paimon").load(t.path).collect()) == [1, 2]  # main unchanged
     with pytest.raises(Exception, match="branch 'nope' does not exist"):
         spark.read.format("paimon").option("branch", "nope").load(t.path).collect()
+
+
+def test_branch_named_with_warehouse(warehouse: str) -> None:
+    opts = read_options({"warehouse": warehouse, "path": "db.t$branch_dev"})
+    assert opts.branch == "dev" and opts.path.endswith("/db.db/t")
+    with pytest.raises(OptionError, match="branch_<name>"):
+        read_options({"warehouse": warehouse, "path": "db.t$snapshots"})
+    with pytest.raises(OptionError, match="differs"):
+        read_options({"warehouse": warehouse, "path": "db.t$branch_dev", "branch": "x"})

@@ -129,3 +129,10 @@ def test_expire_and_rollback_keep_branch_files(table) -> None:
     keep.maintenance.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0), dry_run=False)
     assert _ids(table) == [1, 2, 3, 20, 21, 22, 23]
     assert _ids(keep) == [1, 2, 3, 30, 31, 32]
+
+
+def test_catalog_table_exists_for_branches(table, warehouse: str) -> None:
+    cat = FileSystemCatalog(warehouse)
+    assert not cat.table_exists("db.t$branch_dev")
+    table.create_branch("dev")
+    assert cat.table_exists("db.t$branch_dev") and cat.table_exists("db.t")
