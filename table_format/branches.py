@@ -169,6 +169,15 @@ def fast_forward(store: FileStore, name: str, *, force: bool = False) -> int:
                 f"{earliest.id}..{target_latest}); pass force=True to drop them"
             )
     paths, src, fio = store.paths, source.paths, store.file_io
+    if not force:  # a schema main evolved to after the branch point under an id the branch also uses
+        main_schemas = set(store.schemas.list_ids())
+        for schema_id in source.schemas.list_ids():
+            if schema_id in main_schemas and fio.read_bytes(paths.schema(schema_id)) != fio.read_bytes(
+                    src.schema(schema_id)):
+                raise BranchDivergedError(
+                    f"table {table!r}: cannot fast-forward {target_name} to branch {name!r}: both changed schema "
+                    f"{schema_id} differently after the branch point; pass force=True to take the branch's"
+                )
     if force:  # Java's order: the hint, then the target's snapshots, schemas and tags from the branch point on
         fio.delete_quietly(f"{paths.snapshot_dir}/LATEST")
         for sid in reversed(store.snapshots.list_ids()):

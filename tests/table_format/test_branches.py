@@ -10,7 +10,7 @@ import re
 import pyarrow as pa
 import pytest
 
-from table_format import BranchDivergedError, BranchError, FileSystemCatalog, SchemaError, write_table
+from table_format import BranchDivergedError, BranchError, FileSystemCatalog, SchemaChange, SchemaError, write_table
 
 
 def _rows(ids: list[int], tag: str) -> pa.Table:
@@ -136,3 +136,14 @@ def test_catalog_table_exists_for_branches(table, warehouse: str) -> None:
     assert not cat.table_exists("db.t$branch_dev")
     table.create_branch("dev")
     assert cat.table_exists("db.t$branch_dev") and cat.table_exists("db.t")
+
+
+def test_fast_forward_refused_after_main_schema_change(table, warehouse: str) -> None:
+    table.create_branch("wap", from_latest=True)
+    wap = table.branch("wap")
+    FileSystemCatalog(warehouse).alter_table("db.t$branch_wap", [SchemaChange.add_column("b_col", pa.int32())])
+    FileSystemCatalog(warehouse).alter_table("db.t", [SchemaChange.add_column("m_col", pa.string())])
+    write_table(wap.refresh(), _rows([8], "w").append_column("b_col", pa.array([1], pa.int32())))
+    with pytest.raises(BranchDivergedError, match="schema 1"):
+        table.fast_forward("wap")
+    assert table.refresh().arrow_schema.names == ["id", "v", "m_col"]
