@@ -49,6 +49,17 @@ def open_audit_branch(table: Table, run_id: str) -> Table:
     return table.branch(name)
 
 
+def discard_audit_branch(table: Table, run_id: str) -> None:
+    """After a failed write: drop the run's audit branch if nothing was committed to it (and main's keeper tag)."""
+    name = audit_branch_name(run_id)
+    if name in table.branches():
+        branch = table.branch(name)
+        base = table.tags().get(keeper_tag(name))
+        latest = branch.latest_snapshot()
+        if (latest.id if latest is not None else None) == base:
+            table.delete_branch(name)
+
+
 def audit_metadata(main: Table, branch: Table) -> dict[str, Any]:
     """What a materialization into an audit branch records: the table, the branch, main's snapshot it started at."""
     base = main.tags().get(keeper_tag(branch.current_branch))  # None: main had no snapshot to start from

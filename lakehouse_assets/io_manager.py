@@ -8,7 +8,13 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
-from lakehouse_assets.audit import audit_metadata, open_audit_branch, pending_branch, wants_audit
+from lakehouse_assets.audit import (
+    audit_metadata,
+    discard_audit_branch,
+    open_audit_branch,
+    pending_branch,
+    wants_audit,
+)
 from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
@@ -117,6 +123,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
             snapshot_id = handler.write(catalog, target, data, mode="overwrite" if mode == "overwrite" else "append",
                                         overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
         except BaseException:
+            if audit and catalog.table_exists(spec.identifier):
+                discard_audit_branch(catalog.load_table(spec.identifier), context.run_id)
             if created and catalog.load_table(spec.identifier).latest_snapshot() is None:
                 catalog.drop_table(spec.identifier)  # the failed first write leaves no empty table behind
             raise

@@ -154,3 +154,12 @@ def test_partitions_audited_alone(warehouse: str, instance: dg.DagsterInstance) 
     assert run("us").success
     assert sorted(FileSystemCatalog(warehouse).load_table("shop.sales").scan().to_arrow()
                   .column("amount").to_pylist()) == [1, 2, 3, 4]
+
+
+def test_failed_write_leaves_no_branch(warehouse: str, instance: dg.DagsterInstance) -> None:
+    assert _materialize(warehouse, instance).success
+    BATCH.update(ids=[None], amounts=[1])  # a null primary key: the write into the branch fails
+    result = _materialize(warehouse, instance)
+    assert not result.success
+    main = _main(warehouse)
+    assert main.latest_snapshot().id == 1 and main.branches() == [] and main.tags() == {}
