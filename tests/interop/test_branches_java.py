@@ -72,6 +72,13 @@ def test_java_reads_our_branch_from_tag(oracle: Any, warehouse: str) -> None:
     _java_write(oracle, warehouse, "t$branch_dev", [["+I", 11, "java"]])
     assert _ours(warehouse, "t$branch_dev") == _java(oracle, warehouse, "t$branch_dev")
     assert [r["id"] for r in _ours(warehouse, "t$branch_dev")] == [1, 2, 10, 11]
+    # compaction and rollback act on the branch only
+    dev = FileSystemCatalog(warehouse).load_table("db.t$branch_dev")
+    assert dev.maintenance.compact(full=True).snapshot_id is not None
+    assert _java(oracle, warehouse, "t$branch_dev") == _ours(warehouse, "t$branch_dev")
+    dev.rollback_to(snapshot_id=2)
+    assert [r["id"] for r in _java(oracle, warehouse, "t$branch_dev")] == [1, 2, 10]
+    assert [r["id"] for r in _java(oracle, warehouse, "t")] == [1, 2, 3]
 
 
 def test_we_read_java_branches(oracle: Any, warehouse: str) -> None:
