@@ -1,5 +1,6 @@
 """Dagster layer: each Paimon table a materializable asset through an IO manager (built on table_format)."""
 
+from lakehouse_assets.audit import audit_check_result, audited_table, paimon_publish_asset
 from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ArrowPivotHandler, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
@@ -31,6 +32,8 @@ __all__ = [
     "PolarsHandler",
     "SparkHandler",
     "TableSpec",
+    "audit_check_result",
+    "audited_table",
     "column_schema",
     "cursor_key",
     "default_warehouse",
@@ -39,6 +42,7 @@ __all__ = [
     "paimon_external_assets",
     "paimon_external_table_sensor",
     "paimon_observable_source",
+    "paimon_publish_asset",
     "partition_slice",
     "pyspark_resource",
     "table_asset_key",

@@ -8,6 +8,13 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
+from lakehouse_assets.audit import (
+    audit_metadata,
+    discard_audit_branch,
+    open_audit_branch,
+    pending_branch,
+    wants_audit,
+)
 from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
@@ -48,7 +55,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
 
     Definition metadata of an asset: ``database``/``table`` (override the key mapping), ``primary_keys``,
     ``partition_keys``, ``table_options`` (used when the table is created), ``partition_expr`` (partitioned
-    assets), ``mode``; ``Output(..., metadata={"mode": ...})`` overrides the mode of one output. Inputs take
+    assets), ``mode``, ``publish`` ("audit": write-audit-publish, see `lakehouse_assets.audit`);
+    ``Output(..., metadata={"mode": ...})`` overrides the mode of one output. Inputs take
     ``AssetIn(metadata={"columns": [...]})`` and ``{"incremental": True}`` (see `lakehouse_assets.incremental`).
     """
 
@@ -109,15 +117,23 @@ class PaimonIOManager(dg.ConfigurableIOManager):
             table, created = _create_table(catalog, spec, schema, partition_keys=partition_keys)
 
         overwrite_partitions = list(slice_.specs) if slice_ is not None and mode == "overwrite" else None
+        audit = wants_audit(context.definition_metadata, where)
         try:
-            snapshot_id = handler.write(catalog, table, data, mode="overwrite" if mode == "overwrite" else "append",
+            target = open_audit_branch(table, context.run_id) if audit else table  # write-audit-publish: audit.py
+            snapshot_id = handler.write(catalog, target, data, mode="overwrite" if mode == "overwrite" else "append",
                                         overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
         except BaseException:
+            if audit and catalog.table_exists(spec.identifier):
+                discard_audit_branch(catalog.load_table(spec.identifier), context.run_id)
             if created and catalog.load_table(spec.identifier).latest_snapshot() is None:
                 catalog.drop_table(spec.identifier)  # the failed first write leaves no empty table behind
             raise
         table = catalog.load_table(spec.identifier)  # the schema may have evolved
-        metadata = table_metadata(table, partition_filter=slice_.filter() if slice_ else None, snapshot_id=snapshot_id)
+        written = table.branch(target.current_branch) if audit else table
+        metadata = table_metadata(written, partition_filter=slice_.filter() if slice_ else None,
+                                  snapshot_id=snapshot_id)
+        if audit:
+            metadata.update(audit_metadata(table, written))
         metadata["paimon/write_mode"] = mode
         metadata["paimon/committed"] = snapshot_id is not None
         context.add_output_metadata(metadata)
@@ -143,6 +159,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
             table = self.catalog.load_table(spec.identifier)
         except TableNotFoundError as e:
             raise PaimonAssetError(f"{where}: the table does not exist yet; materialize the upstream asset first") from e
+        if upstream is not None and wants_audit(metadata, where):  # this run's audit branch, until published
+            table = pending_branch(self.catalog, context.instance, context.asset_key, run_id=upstream.run_id) or table
         columns = _columns(context, where)
         if wants_incremental(context):
             return self._load_changes(context, table, handler, target, columns, where)

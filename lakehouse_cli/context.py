@@ -28,6 +28,7 @@ class CliState:
     json: bool = False
     debug: bool = False
     progress: bool | None = None  # None: only when stderr is a terminal
+    branch: str | None = None  # --branch: every table opened by identifier is that Paimon branch
 
     @cached_property
     def catalog(self) -> FileSystemCatalog:
@@ -36,6 +37,8 @@ class CliState:
         return FileSystemCatalog(self.warehouse)
 
     def table(self, identifier: str) -> Table:
+        if self.branch is not None and "$" not in identifier:
+            identifier = f"{identifier}$branch_{self.branch}"
         return self.catalog.load_table(identifier)
 
     def table_uri(self, identifier: str) -> str:

@@ -52,15 +52,19 @@ class LakehouseGroup(click.Group):
 @click.option("--progress/--no-progress", default=None,
               help="Progress bars on stderr (default: only when stderr is a terminal).")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.option("--branch", default=None, metavar="NAME",
+              help="Act on this Paimon branch of each table (the same as naming it DB.TABLE$branch_NAME).")
 @click.version_option(package_name="lakehouse", prog_name="lakehouse")
 @click.pass_context
-def cli(ctx: click.Context, warehouse: str, as_json: bool, progress: bool | None, debug: bool) -> None:
+def cli(ctx: click.Context, warehouse: str, as_json: bool, progress: bool | None, debug: bool,
+        branch: str | None) -> None:
     """Inspect and maintain the Paimon tables of a warehouse. Tables are named DB.TABLE.
 
     Commands that delete files (expire-snapshots, remove-orphan-files, delete-tag, rollback) are dry runs unless
     --apply is given. Full reference: docs/cli.md.
     """
-    ctx.obj = CliState(warehouse=os.path.expanduser(warehouse), json=as_json, debug=debug, progress=progress)
+    ctx.obj = CliState(warehouse=os.path.expanduser(warehouse), json=as_json, debug=debug, progress=progress,
+                       branch=branch)
 
 
 for command in (

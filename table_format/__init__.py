@@ -1,7 +1,10 @@
 """Pure-Python Apache Paimon table format: byte-compatible with Java Paimon and pypaimon."""
 
+from table_format.branches import keeper_tag
 from table_format.catalog import FileSystemCatalog, open_table
 from table_format.errors import (
+    BranchDivergedError,
+    BranchError,
     CommitConflictError,
     CommitFailedError,
     CommitOutcomeUnknownError,
@@ -73,6 +76,8 @@ __all__ = [
     "parse_duration",
     "parse_memory_size",
     # the rest
+    "BranchDivergedError",
+    "BranchError",
     "CommitConflictError",
     "CommitFailedError",
     "CommitKind",
@@ -98,6 +103,7 @@ __all__ = [
     "open_table",
     "commit_write",
     "discard_written_files",
+    "keeper_tag",
     "parse_duration",
     "parse_memory_size",
     "read_changes_split",

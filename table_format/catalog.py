@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_format.alter import commit_schema_changes
+from table_format.branches import BRANCH_SUFFIX
 from table_format.errors import (
     DatabaseNotFoundError,
     OptionError,
@@ -26,7 +27,7 @@ from table_format.iceberg import check_iceberg_writable, sync_after_commit
 from table_format.io.factory import file_io_for_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
-from table_format.io.paths import SCHEMA_DIR, TablePaths
+from table_format.io.paths import MAIN_BRANCH, SCHEMA_DIR, TablePaths
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.merge import validate_merge_options
 from table_format.options import ChangelogProducer, CoreOptions, MergeEngine, check_option_keys
@@ -55,6 +56,18 @@ def split_identifier(identifier: str) -> tuple[str, str]:
     _check_name(db, "database")
     _check_name(name, "table")
     return db, name
+
+
+def split_branch(identifier: str) -> tuple[str, str | None]:
+    """'db.t$branch_x' -> ('db.t', 'x'); 'db.t' -> ('db.t', None)."""
+    if not isinstance(identifier, str) or "$" not in identifier:
+        return identifier, None
+    base, _, suffix = identifier.partition("$")
+    if not suffix.startswith(BRANCH_SUFFIX[1:]) or len(suffix) == len(BRANCH_SUFFIX) - 1:
+        raise SchemaError(
+            f"invalid table identifier {identifier!r}: after '$' only 'branch_<name>' is supported (a branch)"
+        )
+    return base, suffix[len(BRANCH_SUFFIX) - 1:]
 
 
 class FileSystemCatalog:
@@ -141,8 +154,11 @@ class FileSystemCatalog:
         return sorted(out)
 
     def table_exists(self, identifier: str) -> bool:
-        db, name = split_identifier(identifier)
-        return bool(SchemaManager(self.file_io, TablePaths(self._table_path(db, name))).list_ids())
+        """Whether `db.t` exists (for `db.t$branch_x`: whether the table has that branch)."""
+        base, branch = split_branch(identifier)
+        db, name = split_identifier(base)
+        paths = TablePaths(self._table_path(db, name), branch or MAIN_BRANCH)
+        return bool(SchemaManager(self.file_io, paths).list_ids())
 
     def create_table(
         self,
@@ -196,8 +212,11 @@ class FileSystemCatalog:
         return altered
 
     def load_table(self, identifier: str) -> Table:
-        db, name = split_identifier(identifier)
-        return load_table_at(self.file_io, self._table_path(db, name), identifier=identifier)
+        """The table `db.t`, or its branch `x` as `db.t$branch_x`."""
+        base, branch = split_branch(identifier)
+        db, name = split_identifier(base)
+        table = load_table_at(self.file_io, self._table_path(db, name), identifier=base)
+        return table if branch is None else table.branch(branch)
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
         db, name = split_identifier(identifier)

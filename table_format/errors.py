@@ -57,3 +57,11 @@ class SnapshotNotFoundError(TableFormatError):
 
 class SchemaConflictError(CommitConflictError):
     """Another writer published a different schema version with the id a write evolved to; nothing landed."""
+
+
+class BranchError(TableFormatError):
+    """A branch name is invalid, taken or unknown, or a branch cannot do what was asked (e.g. it has no snapshot)."""
+
+
+class BranchDivergedError(CommitConflictError):
+    """fast_forward refused: main committed after the branch point (its message names both snapshot ids)."""

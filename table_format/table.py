@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 
 from table_format.arrow_types import to_arrow_schema, to_arrow_type
+from table_format.branches import branch_store, create_branch, delete_branch, fast_forward, list_branches
 from table_format.bucket import bucket_of, hash_rows
 from table_format.errors import SchemaError, SnapshotNotFoundError
 from table_format.iceberg import IcebergOptions, check_iceberg_writable, sync_iceberg
@@ -334,6 +335,33 @@ class Table:
         table whose metadata a failed or foreign write left behind). The version written, None if up to date."""
         check_iceberg_writable(self.store)
         return sync_iceberg(self.store)
+
+    # ---- branches (branch/branch-<name>/: own snapshots, schemas, tags; data files shared; table_format/branches.py)
+    @property
+    def current_branch(self) -> str:
+        """The branch this object reads and writes ('main' unless opened through `branch` or `t$branch_x`)."""
+        return self.store.paths.branch
+
+    def branch(self, name: str) -> Table:
+        """Branch `name` of this table as a Table: its scans, writes, commits, maintenance and tags act on it."""
+        return Table(branch_store(self.store, name))
+
+    def branches(self) -> list[str]:
+        """Names of the branches other than main, sorted."""
+        return list_branches(self.store)
+
+    def create_branch(self, name: str, *, tag: str | None = None, from_latest: bool = False) -> None:
+        """A new branch: without `tag` the latest schema and no snapshot (as Java); from a tag it starts at the
+        tag's snapshot; `from_latest=True` at the latest snapshot, through tag ``branch-<name>-base``."""
+        create_branch(self.store, name, tag=tag, from_latest=from_latest)
+
+    def delete_branch(self, name: str) -> None:
+        delete_branch(self.store, name)
+
+    def fast_forward(self, name: str, *, force: bool = False) -> int:
+        """This branch takes branch `name`'s state (Java's fastForward); BranchDivergedError, naming both snapshot
+        ids, when this branch committed after the branch point, unless `force=True`. Returns the latest snapshot."""
+        return fast_forward(self.store, name, force=force)
 
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:

@@ -24,7 +24,7 @@ from jobs.spark.read_options import read_options
 from jobs.spark.reader import PaimonReader, PushdownReader, pinned_snapshot, read_schema
 from jobs.spark.types import spark_schema
 from jobs.spark.writer import PaimonWriter, plan_write
-from table_format import SchemaError, open_table
+from table_format import SchemaError
 
 FORMAT = "paimon"
 ROW_KIND = "_row_kind"
@@ -41,7 +41,7 @@ class PaimonDataSource(DataSource):
 
     def schema(self) -> StructType:
         opts = read_options(self.options)
-        table = open_table(opts.path, options=opts.catalog_options)
+        table = opts.open_table()
         arrow = read_schema(table, opts)
         # load() pins the latest snapshot (PySpark pickles this instance after schema()): every action of the
         # DataFrame reads it, as Spark's file sources list their files once, at load()

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from table_format import OptionError
+from table_format import OptionError, Table, open_table
 
 TARGET_SPLIT_SIZE = 128 * 1024 * 1024  # Paimon's source.split.target-size
 OPEN_FILE_COST = 4 * 1024 * 1024  # Paimon's source.split.open-file-cost
@@ -30,6 +30,16 @@ class ReadOptions:
     min_partitions: int = 2
     pushdown: bool = False  # opt-in: see the note above
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
+    branch: str | None = None  # option "branch": read that Paimon branch instead of main
+
+    def open_table(self) -> Table:
+        return open_branch(self.path, self.catalog_options, self.branch)
+
+
+def open_branch(path: str, options: Mapping[str, str], branch: str | None) -> Table:
+    """The table at `path` (``s3.*`` catalog `options`), or its branch `branch` (a path cannot name one)."""
+    table = open_table(path, options=options)
+    return table if branch is None else table.branch(branch)
 
 
 def table_path(options: Mapping[str, str]) -> str:
@@ -42,6 +52,9 @@ def table_path(options: Mapping[str, str]) -> str:
     if warehouse is None:
         return path
     database, dot, table = path.partition(".")
+    table, dollar, suffix = table.partition("$")  # "db.t$branch_x": the branch is branch_option's
+    if dollar and (not suffix.startswith("branch_") or suffix == "branch_"):
+        raise OptionError(f'format("paimon"): after "$" only "branch_<name>" is supported, got {path!r}')
     if not dot or not database or not table or "/" in path:
         raise OptionError(f'format("paimon"): with option "warehouse", load() takes "database.table", got {path!r}')
     return f"{warehouse.rstrip('/')}/{database}.db/{table}"
@@ -92,7 +105,18 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
         open_file_cost=_int(options, "source.split.open-file-cost", path) or OPEN_FILE_COST,
         min_partitions=_int(options, "min-partitions", path) or max(2, os.cpu_count() or 2),
         catalog_options=catalog_options(options),
+        branch=branch_option(options),
     )
+
+
+def branch_option(options: Mapping[str, str]) -> str | None:
+    """Option "branch", or the branch named by ``load("db.t$branch_x")`` with option "warehouse"."""
+    path = options.get("path") or ""
+    named = path.split("$branch_", 1)[1] if options.get("warehouse") and "$branch_" in path else None
+    given = options.get("branch") or None
+    if named and given and named != given:
+        raise OptionError(f"table {path!r}: option 'branch' {given!r} differs from the branch the name gives")
+    return given or named
 
 
 def _int(options: Mapping[str, str], name: str, path: str) -> int | None:

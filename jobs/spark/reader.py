@@ -22,7 +22,7 @@ from jobs.spark.filters import Condition, split_filters
 from jobs.spark.read_options import ReadOptions
 from jobs.spark.threads import limit_to_task
 from jobs.spark.types import exchange_schema, to_exchange
-from table_format import ChangeSplit, DataSplit, Table, iter_split, open_table, read_changes_split
+from table_format import ChangeSplit, DataSplit, Table, iter_split, read_changes_split
 
 BATCH_ROWS = 65536
 T = TypeVar("T")
@@ -52,7 +52,7 @@ class PaimonReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         opts = self.options
-        table = open_table(opts.path, options=opts.catalog_options)
+        table = opts.open_table()
         if opts.incremental is not None:
             changes = table.change_splits(*opts.incremental)
             groups = pack_by_size(changes, [max(s.size_bytes, opts.open_file_cost) for s in changes],
@@ -67,7 +67,7 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         limit_to_task()
         target = exchange_schema(self.schema)
-        table = open_table(self.options.path, options=self.options.catalog_options)
+        table = self.options.open_table()
         columns = list(self.options.columns) if self.options.columns else None
         if isinstance(partition, ChangesPartition):
             for change in partition.splits:
@@ -84,7 +84,7 @@ class PushdownReader(PaimonReader):
     """Takes the filters table_format evaluates exactly; they prune the plan and filter the rows (jobs/spark/filters.py)."""
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - pyspark's name
-        table = open_table(self.options.path, options=self.options.catalog_options)
+        table = self.options.open_table()
         self.conditions, rejected = split_filters(filters, read_schema(table, self.options))
         return rejected
 

@@ -27,7 +27,7 @@ from pyspark.sql.types import IntegerType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
 from jobs.spark.data_source import FORMAT
-from jobs.spark.read_options import catalog_options
+from jobs.spark.read_options import catalog_options, open_branch
 from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, single_writer_unit
 from table_format import OptionError, SchemaError, Table, open_table
 
@@ -38,7 +38,7 @@ def write(df: DataFrame, table_path: str, *, mode: str = "append",
           overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
           num_partitions: int | None = None, options: Mapping[str, str] | None = None,
           primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
-          table_options: Mapping[str, str] | None = None) -> int | None:
+          table_options: Mapping[str, str] | None = None, branch: str | None = None) -> int | None:
     """Write ``df`` into the table at ``table_path`` in one commit; returns the new snapshot id (None: no change).
 
     ``mode`` is "append" (primary-key tables upsert) or "overwrite" (the whole table, or ``overwrite_partitions``
@@ -49,6 +49,7 @@ def write(df: DataFrame, table_path: str, *, mode: str = "append",
     When no table exists at ``table_path`` (``<warehouse>/<database>.db/<table>``) it is created from the
     DataFrame's schema with ``primary_keys``, ``partition_keys`` and ``table_options`` (``{"bucket": "4"}``); for
     an existing table, keys that differ from its own are refused and ``table_options`` are not applied.
+    ``branch``: write that Paimon branch of the (existing) table instead of main.
     """
     s3_options = dict(options or {})
     if mode not in ("append", "overwrite"):
@@ -58,12 +59,16 @@ def write(df: DataFrame, table_path: str, *, mode: str = "append",
     table = open_or_create(table_path, df.schema, spec, catalog_options=s3_options)
     routed = route(df, table_path, num_partitions=num_partitions, options=s3_options)
     commit_user = str(uuid.uuid4())
+    if branch is not None:
+        table = table.branch(branch)
     base = table.latest_snapshot()
     writer = routed.write.format(FORMAT).mode(mode).options(**catalog_options(s3_options)).option(COMMIT_USER, commit_user)
+    if branch is not None:
+        writer = writer.option("branch", branch)
     if overwrite_partitions is not None:
         writer = writer.option(OVERWRITE_PARTITIONS, _json(overwrite_partitions))
     writer.save(table_path)
-    ours = [s.id for s in open_table(table_path, options=s3_options).snapshots()
+    ours = [s.id for s in open_branch(table_path, s3_options, branch).snapshots()
             if s.commit_user == commit_user and (base is None or s.id > base.id)]
     return max(ours) if ours else None
 

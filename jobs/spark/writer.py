@@ -25,7 +25,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
-from jobs.spark.read_options import CATALOG_OPTION_PREFIX, catalog_options, table_path
+from jobs.spark.read_options import CATALOG_OPTION_PREFIX, branch_option, catalog_options, open_branch, table_path
 from jobs.spark.threads import limit_to_task
 from jobs.spark.types import check_writable, to_table_units
 from table_format import (
@@ -35,7 +35,6 @@ from table_format import (
     Table,
     commit_write,
     discard_written_files,
-    open_table,
     table_commit_landed,
 )
 
@@ -43,7 +42,7 @@ OVERWRITE_PARTITIONS = "overwrite-partitions"
 COMMIT_USER = "commit-user"  # recorded in the snapshot; default a random UUID per write
 PRIMARY_KEY_OPTIONS = ("primary-key", "primary-keys")  # "id" or "dt,id": keys of a table the write creates
 PARTITION_KEY_OPTIONS = ("partition-keys", "partition")
-_NOT_TABLE_OPTIONS = {"path", "warehouse", COMMIT_USER, OVERWRITE_PARTITIONS, *PRIMARY_KEY_OPTIONS,
+_NOT_TABLE_OPTIONS = {"path", "warehouse", "branch", COMMIT_USER, OVERWRITE_PARTITIONS, *PRIMARY_KEY_OPTIONS,
                       *PARTITION_KEY_OPTIONS}
 
 
@@ -67,12 +66,19 @@ class WritePlan:
     commit_user: str
     base_snapshot_id: int | None
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
+    branch: str | None = None  # option "branch": write that Paimon branch of the table
+
+    def open_table(self) -> Table:
+        return open_branch(self.path, self.catalog_options, self.branch)
 
 
 def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: bool) -> WritePlan:
     path = table_path(options)
     s3_options = catalog_options(options)
+    branch = branch_option(options)
     table = open_or_create(path, schema, table_spec(options), catalog_options=s3_options)
+    if branch is not None:
+        table = table.branch(branch)
     check_writable(schema, table.arrow_schema, table=table.identifier)
     partitions = overwrite_partitions_option(options.get(OVERWRITE_PARTITIONS), table=table.identifier)
     if partitions is not None and not overwrite:
@@ -82,7 +88,8 @@ def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: boo
     latest = table.latest_snapshot()
     return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
                      one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
-                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options)
+                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options,
+                     branch=branch)
 
 
 def table_spec(options: Mapping[str, str]) -> TableSpec:
@@ -135,7 +142,7 @@ class PaimonWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
         limit_to_task()
-        table = open_table(self.plan.path, options=self.plan.catalog_options)
+        table = self.plan.open_table()
         writer = table.new_write(overwrite=self.plan.overwrite)
         target = table.arrow_schema
         try:
@@ -150,7 +157,7 @@ class PaimonWriter(DataSourceArrowWriter):
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         plan = self.plan
         tasks = [m for m in messages if isinstance(m, TaskCommit)]
-        table = open_table(plan.path, options=plan.catalog_options)
+        table = plan.open_table()
         try:
             check_one_writer(tasks, table, plan.one_writer_per)
             commit_write(table, [m for t in tasks for m in t.messages],
@@ -162,7 +169,7 @@ class PaimonWriter(DataSourceArrowWriter):
             raise
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
-        table = open_table(self.plan.path, options=self.plan.catalog_options)
+        table = self.plan.open_table()
         self._discard(table, [m for m in messages if isinstance(m, TaskCommit)])
 
     def _discard(self, table: Table, tasks: Sequence[TaskCommit]) -> None:

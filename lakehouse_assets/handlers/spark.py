@@ -35,7 +35,7 @@ class SparkHandler(PaimonTypeHandler):
         if schema_mode == "merge":
             _add_new_columns(catalog, table, self.schema(data))
         return write(data, table.uri, mode=mode, overwrite_partitions=overwrite_partitions,
-                     options=table.store.file_io.catalog_options())
+                     options=table.store.file_io.catalog_options(), branch=_branch(table))
 
     def read(self, table: Table, target_type: Any, *, filter: Any, columns: Sequence[str] | None,
              snapshot_id: int | None) -> DataFrame:
@@ -62,8 +62,15 @@ class SparkHandler(PaimonTypeHandler):
         return self.read(table, DataFrame, filter=step.partition_filter(), columns=columns, snapshot_id=snapshot_id)
 
 
+def _branch(table: Table) -> str | None:
+    """The Paimon branch a Table object stands for (None: main), for the data source's option "branch"."""
+    return None if table.current_branch == "main" else table.current_branch
+
+
 def _reader(table: Table, columns: Sequence[str] | None) -> Any:
     reader = spark_session().read.format("paimon").options(**table.store.file_io.catalog_options())
+    if _branch(table) is not None:
+        reader = reader.option("branch", _branch(table))
     return reader.option("columns", ",".join(columns)) if columns else reader
 
 

@@ -24,7 +24,7 @@ from table_format.iceberg import manifests as mf
 from table_format.iceberg.data_files import data_file_records, delta_since, file_uri, partition_summaries, visible
 from table_format.iceberg.options import IcebergOptions
 from table_format.iceberg.types import PARTITION_FIELD_ID_START, partition_fields, partition_spec_json, schema_json
-from table_format.io.paths import TAG_PREFIX
+from table_format.io.paths import MAIN_BRANCH, TAG_PREFIX
 from table_format.meta.snapshot import CommitKind, Snapshot, tag_from_json
 from table_format.store.file_store import FileStore
 
@@ -57,7 +57,7 @@ def _path(store: FileStore, uri: str) -> str:
 def sync_iceberg(store: FileStore) -> int | None:
     """Write Iceberg metadata for the latest snapshot if the table asks for it; the version written, else None."""
     opts = IcebergOptions.of(store)
-    if opts is None:
+    if opts is None or store.paths.branch != MAIN_BRANCH:  # Iceberg readers see main; branches are not exported
         return None
     latest = store.snapshots.latest()
     if latest is None:

@@ -16,6 +16,9 @@ SCHEMA_PREFIX = "schema-"
 TAG_PREFIX = "tag-"
 LATEST = "LATEST"
 EARLIEST = "EARLIEST"
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+MAIN_BRANCH = "main"
 
 
 def bucket_dir_name(bucket: int) -> str:
@@ -24,27 +27,42 @@ def bucket_dir_name(bucket: int) -> str:
 
 @dataclass
 class TablePaths:
-    """Paths of one table; new-file names are `<prefix><uuid>-<n>` with one uuid per instance."""
+    """Paths of one table; new-file names are `<prefix><uuid>-<n>` with one uuid per instance.
+
+    On a branch other than main, the metadata of the branch (schema, snapshot, tag, consumer, changelog) lives under
+    `branch/branch-<name>/` (BranchManager.branchPath); data, manifest, index and statistics files stay at the root.
+    """
 
     root: str
+    branch: str = MAIN_BRANCH
     _uuid: str = field(default_factory=lambda: str(uuid.uuid4()), repr=False)
     _counter: itertools.count = field(default_factory=itertools.count, repr=False)
 
     def __getstate__(self) -> dict[str, object]:
-        return {"root": self.root}
+        return {"root": self.root, "branch": self.branch}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.root = str(state["root"])
+        self.branch = str(state.get("branch", MAIN_BRANCH))
         self._uuid = str(uuid.uuid4())
         self._counter = itertools.count()
 
     @property
+    def branch_root(self) -> str:
+        """Where this branch's metadata lives: the table root for main, else `branch/branch-<name>`."""
+        return self.root if self.branch == MAIN_BRANCH else f"{self.root}/{BRANCH_DIR}/{BRANCH_PREFIX}{self.branch}"
+
+    def for_branch(self, branch: str) -> TablePaths:
+        """The paths of another branch of the same table."""
+        return TablePaths(self.root, branch)
+
+    @property
     def schema_dir(self) -> str:
-        return f"{self.root}/{SCHEMA_DIR}"
+        return f"{self.branch_root}/{SCHEMA_DIR}"
 
     @property
     def snapshot_dir(self) -> str:
-        return f"{self.root}/{SNAPSHOT_DIR}"
+        return f"{self.branch_root}/{SNAPSHOT_DIR}"
 
     @property
     def manifest_dir(self) -> str:
@@ -56,7 +74,7 @@ class TablePaths:
 
     @property
     def tag_dir(self) -> str:
-        return f"{self.root}/{TAG_DIR}"
+        return f"{self.branch_root}/{TAG_DIR}"
 
     def schema(self, schema_id: int) -> str:
         return f"{self.schema_dir}/{SCHEMA_PREFIX}{schema_id}"

@@ -36,7 +36,7 @@ def _check_id(store: FileStore, consumer_id: str) -> None:
 
 
 def consumer_path(store: FileStore, consumer_id: str) -> str:
-    return f"{store.paths.root}/{CONSUMER_DIR}/{CONSUMER_PREFIX}{consumer_id}"
+    return f"{store.paths.branch_root}/{CONSUMER_DIR}/{CONSUMER_PREFIX}{consumer_id}"
 
 
 def _parse(store: FileStore, path: str, data: bytes) -> int:
@@ -54,7 +54,7 @@ def _parse(store: FileStore, path: str, data: bytes) -> int:
 def list_consumers(store: FileStore) -> list[Consumer]:
     """Every consumer of the table, sorted by id (ConsumerManager.consumers)."""
     result = []
-    for st in store.file_io.list_dir(f"{store.paths.root}/{CONSUMER_DIR}"):
+    for st in store.file_io.list_dir(f"{store.paths.branch_root}/{CONSUMER_DIR}"):
         if st.is_dir or not st.name.startswith(CONSUMER_PREFIX):
             continue
         try:

@@ -38,6 +38,7 @@ from table_format.errors import (
 )
 from table_format.iceberg import sync_after_commit
 from table_format.io.paths import EARLIEST
+from table_format.maintenance.branch_refs import keep_branch_files
 from table_format.maintenance.consumers import consumer_min_next_snapshot
 from table_format.maintenance.deletion import (
     DeletionPlan,
@@ -151,7 +152,7 @@ def expire_consumers(store: FileStore, *, older_than: _dt.datetime) -> tuple[str
     """
     threshold_ns = millis(older_than) * 1_000_000
     deleted = []
-    for st in store.file_io.list_dir(f"{store.paths.root}/{CONSUMER_DIR}"):
+    for st in store.file_io.list_dir(f"{store.paths.branch_root}/{CONSUMER_DIR}"):
         if st.is_dir or not st.name.startswith(CONSUMER_PREFIX) or st.mtime_ns is None:
             continue
         # Java compares at millisecond precision (FileStatus.getModificationTime)
@@ -286,7 +287,7 @@ def _plan_until(store: FileStore, earliest: int, end_exclusive: int) -> ExpirePl
         earliest_kept=end_exclusive,
         expired_snapshots=tuple(s.id for s in expired),
         snapshot_files=tuple(store.paths.snapshot(snap.id) for snap in expired),
-        file_paths=tuple(plan.paths),
+        file_paths=tuple(keep_branch_files(store, plan.paths)),  # what other branches use stays
         changed_buckets=tuple(sorted(changed_buckets)),
     )
 

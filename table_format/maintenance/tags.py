@@ -28,6 +28,7 @@ from table_format.errors import (
     UnsupportedFeatureError,
 )
 from table_format.iceberg import sync_after_commit
+from table_format.maintenance.branch_refs import keep_branch_files
 from table_format.maintenance.deletion import (
     DeletionPlan,
     added_entries,
@@ -198,7 +199,7 @@ def delete_tag(store: FileStore, name: str, *, dry_run: bool = False) -> DeleteT
         skip = None
     if skip is not None:
         plan_metadata(store, tagged, skip, plan, changelog=False)
-    deleted += execute(store, plan.paths, dry_run=dry_run)
+    deleted += execute(store, keep_branch_files(store, plan.paths), dry_run=dry_run)
     if not dry_run:
         _clean_dirs(store, changed)
     return DeleteTagResult(name, tagged.id, tuple(deleted))
@@ -276,7 +277,7 @@ def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | 
         if s.id not in removed_ids:
             plan_metadata(store, s, skip, plan, changelog=False)
 
-    deleted = execute(store, plan.paths, dry_run=dry_run)
+    deleted = execute(store, keep_branch_files(store, plan.paths), dry_run=dry_run)
     removed_ids_sorted = tuple(sorted(s.id for s in removed))
     removed_tag_names = tuple(sorted(n for _, names in removed_tags for n in names))
     if dry_run:
@@ -294,7 +295,7 @@ def rollback_to(store: FileStore, *, snapshot_id: int | None = None, tag: str | 
 
 
 def _refuse_long_lived_changelogs(store: FileStore, target_id: int) -> None:
-    changelog_dir = f"{store.paths.root}/{CHANGELOG_DIR}"
+    changelog_dir = f"{store.paths.branch_root}/{CHANGELOG_DIR}"
     later = [
         st.name for st in store.file_io.list_dir(changelog_dir)
         if st.name.startswith(CHANGELOG_PREFIX) and st.name[len(CHANGELOG_PREFIX):].isdigit()
