@@ -231,3 +231,14 @@ def test_tags_are_iceberg_tag_refs(catalog: FileSystemCatalog, iceberg_readers: 
     assert iceberg_readers.read("pyiceberg", metadata_path(t))["refs"] == {"main": 2, "first": 1, "second": 2}
     t.delete_tag("first")
     assert iceberg_readers.read("pyiceberg", metadata_path(t))["refs"] == {"main": 2, "second": 2}
+
+
+def test_branches_stay_out_of_iceberg_until_fast_forward(catalog: FileSystemCatalog, iceberg_readers: Any) -> None:
+    t = catalog.create_table("db.br", SCHEMA, options=ICEBERG)
+    write_table(t, batch([1]))
+    t.create_branch("dev", from_latest=True)
+    write_table(t.branch("dev"), batch([2]))
+    assert [r["id"] for r in iceberg_readers.read("pyiceberg", metadata_path(t))["rows"]] == [1]
+    t.fast_forward("dev")
+    assert_readers_agree(iceberg_readers, t)
+    assert sorted(r["id"] for r in rows(t.scan().to_arrow())) == [1, 2]
