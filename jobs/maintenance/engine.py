@@ -50,9 +50,10 @@ def choose_engine(engine: str, work: Work, *, threshold_bytes: int, threshold_fi
 
 
 def compaction_work(table: Table, *, full: bool, partitions: Sequence[Mapping[str, str]] | None) -> Work:
-    """The bytes of the files the compaction plan would rewrite (read-only planning, nothing written)."""
+    """The bytes of the files the compaction would rewrite (planning and picking only: nothing read or written);
+    0 when no bucket has anything to compact."""
     tasks = table.maintenance.plan_compaction(full=full, partitions=partitions)
-    return Work(sum(f.file_size for t in tasks for f in t.files), "bytes")
+    return Work(table.maintenance.compaction_input_bytes(tasks), "bytes")
 
 
 def rescale_work(table: Table, *, partitions: Sequence[Mapping[str, str]] | None) -> Work:
