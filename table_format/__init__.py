@@ -29,6 +29,7 @@ from table_format.maintenance.results import (
     RollbackResult,
 )
 from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.option_keys import check_option_keys
 from table_format.options import (
     BucketMode,
     ChangelogProducer,
@@ -37,7 +38,6 @@ from table_format.options import (
     parse_duration,
     parse_memory_size,
 )
-from table_format.option_keys import check_option_keys
 from table_format.scan.changes import ChangeSplit
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
