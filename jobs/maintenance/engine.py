@@ -14,7 +14,6 @@ from typing import Any, Literal
 from table_format import Table
 
 Engine = Literal["auto", "local", "spark"]
-ENGINES: tuple[str, ...] = ("auto", "local", "spark")
 DEFAULT_SPARK_THRESHOLD_BYTES = 256 << 20
 DEFAULT_SPARK_THRESHOLD_FILES = 10_000
 
