@@ -88,7 +88,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         catalog = self.catalog
         table = catalog.load_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
         if table is not None:
-            check_declaration(table, spec, where)
+            for warning in check_declaration(table, spec, where):
+                context.log.warning(warning)
             self._check_columns(table, schema, where)
         if mode == "upsert" and not (table.primary_keys if table is not None else spec.primary_keys):
             raise PaimonAssetError(f"{where}: mode 'upsert' needs a primary-key table (metadata 'primary_keys')")

@@ -1,5 +1,6 @@
 """Asset key and definition metadata -> the Paimon table an asset lives in, and how to create it."""
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -87,7 +88,7 @@ def check_mode(mode: Any, where: str) -> None:
         raise PaimonAssetError(f"{where}: mode must be one of {', '.join(WRITE_MODES)}, not {mode!r}")
 
 
-def check_declaration(table: Table, spec: TableSpec, where: str) -> None:
+def check_declaration(table: Table, spec: TableSpec, where: str) -> list[str]:
     """An existing table must match the asset's declared ``primary_keys``, ``partition_keys`` and ``table_options``
     (those declared; others are free): else a PaimonAssetError naming each differing key and the call that changes
     it, raised before anything is written. Unknown option keys get Paimon's closest key ("did you mean").
@@ -95,26 +96,32 @@ def check_declaration(table: Table, spec: TableSpec, where: str) -> None:
     A declared option equals the table's when the strings match or when table_format acts on both alike
     (``'128mb'`` and ``'128 mb'``; an unset option and its default, e.g. ``bucket: -1``). Every key counts, also
     those Paimon takes as dynamic per-query options: the IO manager has no per-run options, so ``table_options``
-    are the table's own, changed with ``alter_table``.
+    are the table's own. One exception: an option the table was created with as declared and changed since
+    (``alter_table``, a ``rescale``) is the table's deliberate evolution, not a stale table: returned as a warning
+    (the declaration should follow), not refused.
     """
     problems = [
-        f"metadata {what} {list(declared)} differ from the existing table's {list(actual)}: primary and partition keys "
-        "cannot change (create a new table and copy the rows, or fix the metadata)"
+        f"metadata {what} {list(declared)} differ from the existing table's {list(actual)}: primary and partition "
+        "keys cannot change (create a new table and copy the rows, or fix the metadata)"
         for what, declared, actual in (("primary_keys", spec.primary_keys, table.primary_keys),
                                        ("partition_keys", spec.partition_keys, table.partition_keys))
         if declared and tuple(declared) != tuple(actual)
     ]
-    has_data = table.latest_snapshot() is not None
-    alter = []
-    for key, value in spec.options.items():
-        if _same_option(table, key, value):
+    has_pk, has_data = bool(table.primary_keys), table.latest_snapshot() is not None
+    differing = {k: v for k, v in spec.options.items() if not _same_option(table.options, has_pk, k, v)}
+    created = _creation_options(table) if differing else {}
+    warnings, alter = [], []
+    for key, value in differing.items():
+        change = f"{key!r}: table has {table.options.get(key)!r}, declared {value!r}"
+        if _same_option(created, has_pk, key, value):
+            warnings.append(f"{where}: table {table.identifier!r} was created with {key!r} = {value!r} as declared "
+                            f"and changed since to {table.options.get(key)!r}; update the asset's table_options")
             continue
         try:
             check_option_keys({key: value}, table=table.identifier, columns=table.arrow_schema.names)
         except TableFormatError as exc:
             problems.append(f"metadata table_options: {exc}")
             continue
-        change = f"{key!r}: table has {table.options.get(key)!r}, declared {value!r}"
         if has_data and key == "bucket":
             problems.append(f"{change}: rewrite the table with table.maintenance.rescale(bucket={value}) "
                             "(or the rescale_table job)")
@@ -130,17 +137,17 @@ def check_declaration(table: Table, spec: TableSpec, where: str) -> None:
     if problems:
         raise PaimonAssetError(f"{where}: the declaration differs from the existing table {table.identifier!r}; "
                                f"nothing was written:\n  " + "\n  ".join(problems))
+    return warnings
 
 
 _PROBE = "\x00"  # a value no option parser accepts unchanged
 
 
-def _same_option(table: Table, key: str, value: str) -> bool:
-    """Whether declaring `key` = `value` changes nothing table_format acts on (see check_declaration)."""
-    current = dict(table.options)
+def _same_option(options: Mapping[str, str], has_pk: bool, key: str, value: str) -> bool:
+    """Whether declaring `key` = `value` over `options` changes nothing table_format acts on (check_declaration)."""
+    current = dict(options)
     if current.get(key) == value:
         return True
-    has_pk = bool(table.primary_keys)
     try:
         now = _effective(current, has_pk)
         if _effective({**current, key: value}, has_pk) != now:
@@ -156,3 +163,9 @@ def _same_option(table: Table, key: str, value: str) -> bool:
 def _effective(options: Mapping[str, str], has_pk: bool) -> tuple[Any, Any]:
     parsed = CoreOptions.parse(options, has_primary_key=has_pk)
     return replace(parsed, raw={}), parsed.post_commit()
+
+
+def _creation_options(table: Table) -> dict[str, str]:
+    """The options of the table's first schema version (what it was created with)."""
+    schemas = table.system_table("schemas").sort_by("schema_id")
+    return json.loads(schemas["options"][0].as_py()) if schemas.num_rows else {}

@@ -62,6 +62,15 @@ def test_bucket_points_to_rescale_and_immutable_options_say_they_cannot_change(w
     assert snapshot_count(warehouse, "shop.orders") == 1
 
 
+def test_an_option_changed_since_creation_as_declared_is_a_warning(warehouse, io_manager, instance, created):
+    created.load_table("shop.orders").maintenance.rescale(bucket=4)  # e.g. the rescale_table job
+    result = run([orders_asset(table_options=CREATED)], io_manager, instance)  # still declares bucket 2
+    assert result.success and snapshot_count(warehouse, "shop.orders") == 3
+    logged = [e.user_message for e in instance.all_logs(result.run_id) if e.level >= 30]
+    assert any("created with 'bucket' = '2' as declared and changed since to '4'" in m for m in logged)
+    assert "declared '8'" in refused(io_manager, instance, table_options={"bucket": "8"})  # a new value: refused
+
+
 def test_an_unknown_key_gets_did_you_mean_and_nothing_is_written(warehouse, io_manager, instance, created):
     message = refused(io_manager, instance, table_options={"buckett": "4"})
     assert "unknown option 'buckett'" in message and "did you mean 'bucket'?" in message
