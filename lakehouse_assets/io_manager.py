@@ -27,6 +27,7 @@ from lakehouse_assets.table_spec import (
     SCHEMA_MODES,
     PaimonAssetError,
     TableSpec,
+    check_declaration,
     check_mode,
     raw,
     table_spec,
@@ -54,10 +55,11 @@ class PaimonIOManager(dg.ConfigurableIOManager):
     """Stores each asset as the Paimon table ``<key prefix>.<key name>`` of a filesystem warehouse.
 
     Definition metadata of an asset: ``database``/``table`` (override the key mapping), ``primary_keys``,
-    ``partition_keys``, ``table_options`` (used when the table is created), ``partition_expr`` (partitioned
-    assets), ``mode``, ``publish`` ("audit": write-audit-publish, see `lakehouse_assets.audit`);
-    ``Output(..., metadata={"mode": ...})`` overrides the mode of one output. Inputs take
-    ``AssetIn(metadata={"columns": [...]})`` and ``{"incremental": True}`` (see `lakehouse_assets.incremental`).
+    ``partition_keys``, ``table_options`` (used when the table is created; an existing table must match them:
+    `check_declaration`), ``partition_expr`` (partitioned assets), ``mode``, ``publish`` ("audit":
+    write-audit-publish, see `lakehouse_assets.audit`); ``Output(..., metadata={"mode": ...})`` overrides the mode
+    of one output. Inputs take ``AssetIn(metadata={"columns": [...]})`` and ``{"incremental": True}`` (see
+    `lakehouse_assets.incremental`).
     """
 
     warehouse: str | None = Field(
@@ -94,7 +96,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         catalog = self.catalog
         table = catalog.load_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
         if table is not None:
-            _check_declared_keys(table, spec, where)
+            for warning in check_declaration(table, spec, where):
+                context.log.warning(warning)
             self._check_columns(table, schema, where)
         if mode == "upsert" and not (table.primary_keys if table is not None else spec.primary_keys):
             raise PaimonAssetError(f"{where}: mode 'upsert' needs a primary-key table (metadata 'primary_keys')")
@@ -115,6 +118,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         created = False
         if table is None:
             table, created = _create_table(catalog, spec, schema, partition_keys=partition_keys)
+            if not created:  # another run created it meanwhile
+                check_declaration(table, spec, where)
 
         overwrite_partitions = list(slice_.specs) if slice_ is not None and mode == "overwrite" else None
         audit = wants_audit(context.definition_metadata, where)
@@ -131,7 +136,7 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         table = catalog.load_table(spec.identifier)  # the schema may have evolved
         written = table.branch(target.current_branch) if audit else table
         metadata = table_metadata(written, partition_filter=slice_.filter() if slice_ else None,
-                                  snapshot_id=snapshot_id)
+                                  snapshot_id=snapshot_id, committed=snapshot_id is not None)
         if audit:
             metadata.update(audit_metadata(table, written))
         metadata["paimon/write_mode"] = mode
@@ -212,16 +217,6 @@ def _columns(context: dg.InputContext, where: str) -> list[str] | None:
     if not isinstance(columns, list | tuple) or not all(isinstance(c, str) for c in columns):
         raise PaimonAssetError(f"{where}: metadata 'columns' must be a list of column names, not {columns!r}")
     return list(columns)
-
-
-def _check_declared_keys(table: Table, spec: TableSpec, where: str) -> None:
-    for what, declared, actual in (("primary_keys", spec.primary_keys, table.primary_keys),
-                                   ("partition_keys", spec.partition_keys, table.partition_keys)):
-        if declared and tuple(declared) != tuple(actual):
-            raise PaimonAssetError(
-                f"{where}: metadata {what} {list(declared)} differ from the existing table's {list(actual)}; "
-                "a table's keys cannot change (drop the table or fix the metadata)"
-            )
 
 
 def _create_table(catalog: FileSystemCatalog, spec: TableSpec, schema: pa.Schema, *,

@@ -8,6 +8,8 @@ from table_format import SnapshotSummary, Table, snapshot_summary
 
 STORAGE_KIND = "paimon"
 SNAPSHOT_ID = "paimon/snapshot_id"
+# what one commit did: left out of the metadata of a write that committed nothing (they would be an older commit's)
+COMMIT_KEYS = ("paimon/commit_kind", "paimon/files_added", "paimon/files_removed", "paimon/snapshot_time")
 
 
 def paimon_kinds(*others: str) -> set[str]:
@@ -60,10 +62,13 @@ def snapshot_metadata(summary: SnapshotSummary) -> dict[str, Any]:
     }
 
 
-def table_metadata(table: Table, *, partition_filter: Any = None, snapshot_id: int | None = None) -> dict[str, Any]:
+def table_metadata(table: Table, *, partition_filter: Any = None, snapshot_id: int | None = None,
+                   committed: bool = True) -> dict[str, Any]:
     """Standard ``dagster/*`` keys and ``paimon/*`` keys of the table at `snapshot_id` (default latest).
 
-    With `partition_filter` (the materialized partitions) ``dagster/partition_row_count`` is added.
+    With `partition_filter` (the materialized partitions) ``dagster/partition_row_count`` is added. With
+    ``committed=False`` (a write that committed nothing) only the table's state is given, not the latest
+    snapshot's commit (``COMMIT_KEYS``), and ``paimon/committed: False`` says so.
     """
     summary = snapshot_summary(table, snapshot_id)
     metadata: dict[str, Any] = {
@@ -79,4 +84,7 @@ def table_metadata(table: Table, *, partition_filter: Any = None, snapshot_id: i
         )
     if summary is not None:
         metadata.update(snapshot_metadata(summary))
+    if not committed:
+        metadata = {k: v for k, v in metadata.items() if k not in COMMIT_KEYS}
+        metadata["paimon/committed"] = False
     return metadata

@@ -43,7 +43,8 @@ class PaimonCatalogResource(dg.ConfigurableResource):
 
 class PaimonPySparkResource(PySparkResource):
     """dagster-pyspark's PySparkResource, built by `jobs.spark.spark_session` (loopback, Arrow, pushdown, the
-    ``paimon`` data source registered).
+    ``paimon`` data source registered), created lazily: on the first ``spark_session`` access, so a run that never
+    asks for it (a maintenance job on its local engine) starts no JVM.
 
     ``master`` defaults to ``SPARK_MASTER``, then ``local[2]``; ``spark_config`` adds Spark settings (nested
     dicts are flattened with dots, as dagster-pyspark does). An active session is reused (one JVM per process);
@@ -55,9 +56,15 @@ class PaimonPySparkResource(PySparkResource):
     _owns_session: bool = PrivateAttr(default=False)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        self._owns_session = SparkSession.getActiveSession() is None
-        conf = {key: str(value) for key, value in flatten_dict(self.spark_config)}
-        self._spark_session = spark_session(self.master, conf=conf)
+        self._spark_session = None  # created on first use (spark_session)
+
+    @property
+    def spark_session(self) -> SparkSession:
+        if self._spark_session is None:
+            self._owns_session = SparkSession.getActiveSession() is None
+            conf = {key: str(value) for key, value in flatten_dict(self.spark_config)}
+            self._spark_session = spark_session(self.master, conf=conf)
+        return self._spark_session
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         if self._owns_session and self._spark_session is not None:

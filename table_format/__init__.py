@@ -32,6 +32,7 @@ from table_format.maintenance.results import (
     RollbackResult,
 )
 from table_format.meta.snapshot import CommitKind, Snapshot
+from table_format.option_keys import check_option_keys
 from table_format.options import (
     BucketMode,
     ChangelogProducer,
@@ -43,6 +44,7 @@ from table_format.options import (
 from table_format.scan.changes import ChangeSplit
 from table_format.scan.split import DataSplit
 from table_format.schema_evolution import SchemaChange
+from table_format.schema_evolution.apply import IMMUTABLE_OPTIONS
 from table_format.summary import SnapshotSummary, snapshot_summary
 from table_format.table import Table, TableScan, iter_split, read_changes_split, read_split
 from table_format.write.commit_message import CommitMessage
@@ -69,10 +71,12 @@ __all__ = [
     "ChangelogProducer",
     "CoreOptions",
     "DeleteTagResult",
+    "IMMUTABLE_OPTIONS",
     "MergeEngine",
     "ProgressCallback",
     "ProgressEvent",
     "RollbackResult",
+    "check_option_keys",
     "parse_duration",
     "parse_memory_size",
     # the rest

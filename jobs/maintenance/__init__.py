@@ -1,13 +1,16 @@
-"""Dagster maintenance jobs over Paimon tables, run on the PySpark resource through `jobs.spark`.
+"""Dagster maintenance jobs over Paimon tables, each table in process (table_format) or on the PySpark resource
+(`jobs.spark`) as run config ``engine: auto | local | spark`` says (engine.py).
 
-Resources: ``pyspark`` (a dagster-pyspark ``PySparkResource``) and ``paimon_catalog`` (``PaimonCatalogResource``).
-Every job runs its one op in process (one SparkSession per run).
+Resources: ``pyspark`` (a dagster-pyspark ``PySparkResource``; ours creates the session only when a table takes
+Spark) and ``paimon_catalog`` (``PaimonCatalogResource``). Every job runs its one op in process (at most one
+SparkSession per run).
 """
 
 import dagster as dg
 
 from jobs.maintenance.config import (
     CompactConfig,
+    EngineConfig,
     ExpireSnapshotsConfig,
     RemoveOrphanFilesConfig,
     RescaleConfig,
@@ -19,7 +22,7 @@ from jobs.maintenance.report import MaintenanceReport, asset_key_of
 
 
 @dg.job(executor_def=dg.in_process_executor, tags={"kind": "maintenance"},
-        description="Compact the tables selected in run config (default: all) on PySpark")
+        description="Compact the tables selected in run config (default: all), large ones on PySpark")
 def compact_tables() -> None:
     compact_tables_op()
 
@@ -47,6 +50,7 @@ MAINTENANCE_JOBS = (compact_tables, expire_snapshots, rescale_table, remove_orph
 __all__ = [
     "MAINTENANCE_JOBS",
     "CompactConfig",
+    "EngineConfig",
     "ExpireSnapshotsConfig",
     "MaintenanceReport",
     "RemoveOrphanFilesConfig",

@@ -1,24 +1,38 @@
-"""The maintenance ops: each resolves its tables up front, runs the operation on PySpark through `jobs.spark`,
-and reports every table it touched (report.py). Nothing is written before every table and option checked out."""
+"""The maintenance ops: each resolves its tables up front, then runs the operation table by table on the engine
+engine.py picks (in process with table_format, or on PySpark through `jobs.spark`), and reports every table it
+touched (report.py) with the engine that ran. Nothing is written before every table and option checked out."""
 
 from collections.abc import Callable, Sequence
 
 import dagster as dg
 from dagster_pyspark import PySparkResource
-from pyspark.sql import SparkSession
 
 from jobs import spark as spark_maintenance
 from jobs.maintenance.config import (
     CompactConfig,
+    EngineConfig,
     ExpireSnapshotsConfig,
     RemoveOrphanFilesConfig,
     RescaleConfig,
     TableSelection,
 )
+from jobs.maintenance.engine import (
+    EngineChoice,
+    Work,
+    choose_engine,
+    compaction_work,
+    engines_summary,
+    expiration_work,
+    orphan_work,
+    rescale_work,
+)
 from jobs.maintenance.report import MaintenanceReport
 from lakehouse_assets import PaimonCatalogResource
-from lakehouse_assets.health import table_health
+from lakehouse_assets.health import TableHealth, table_health
 from table_format import Table, TableFormatError
+
+# one table's operation: (changed, details, engine) from the table and its health before
+Operation = Callable[[Table, TableHealth], tuple[bool, dict, EngineChoice]]
 
 
 def resolve_tables(catalog: PaimonCatalogResource, selection: TableSelection) -> list[Table]:
@@ -49,39 +63,53 @@ def check_retention(config: ExpireSnapshotsConfig) -> None:
                                      f"({high}); no table touched")
 
 
-def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table], spark: SparkSession,
-              operation: Callable[[SparkSession, Table], tuple[bool, dict]]) -> None:
-    """Run `operation` on each table in turn (each one atomic) and report it; a failure names its table."""
+def _engine(config: EngineConfig, work: Work) -> EngineChoice:
+    return choose_engine(config.engine, work, threshold_bytes=config.spark_threshold_bytes,
+                         threshold_files=config.spark_threshold_files)
+
+
+def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table], operation: Operation) -> None:
+    """Run `operation` on each table in turn (each one atomic) and report it with its engine; a failure names its
+    table. The op's output metadata says which engine ran for each table."""
+    choices: dict[str, EngineChoice] = {}
     for done, table in enumerate(tables):
         before = table_health(table)
         try:
-            changed, details = operation(spark, table)
+            changed, details, choice = operation(table, before)
         except TableFormatError as exc:
             finished = [t.identifier for t in tables[:done]]
             raise dg.Failure(description=f"{job} failed on table {table.identifier!r} (left as it was; "
                                          f"done before it: {finished}): {exc}") from exc
+        choices[table.identifier] = choice
         table = table.refresh()
         report = MaintenanceReport(job=job, table=table, before=before, after=table_health(table),
-                                   changed=changed, details=details)
+                                   changed=changed, details={**choice.details(), **details})
         context.log_event(report.event(context.instance))
-        context.log.info(f"{table.identifier}: {report.description}")
+        context.log.info(f"{table.identifier}: {report.description}, {choice.engine} engine ({choice.reason})")
+    context.add_output_metadata(engines_summary(choices))
 
 
-@dg.op(description="Compact the selected tables on PySpark (one task per partition and bucket, one commit per table)")
+@dg.op(description="Compact the selected tables (one task per partition and bucket, one commit per table), "
+                   "small ones in process, large ones on PySpark (config 'engine')")
 def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pyspark: PySparkResource,
                       paimon_catalog: PaimonCatalogResource) -> None:
     tables = resolve_tables(paimon_catalog, config)
     partitions = list(config.partitions) or None
     check_partitions(tables, partitions)
 
-    def compact(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.compact(spark, paimon_catalog.table_uri(table.identifier), full=config.full,
-                                           partitions=partitions, options=paimon_catalog.options)
+    def compact(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
+        choice = _engine(config, compaction_work(table, full=config.full, partitions=partitions))
+        if choice.engine == "spark":
+            result = spark_maintenance.compact(pyspark.spark_session, paimon_catalog.table_uri(table.identifier),
+                                               full=config.full, partitions=partitions,
+                                               options=paimon_catalog.options)
+        else:
+            result = table.maintenance.compact(full=config.full, partitions=partitions)
         return result.snapshot_id is not None, {"full": config.full, "rewritten_files": result.rewritten_files,
                                                 "new_files": result.new_files,
-                                                "compacted_buckets": result.compacted_buckets}
+                                                "compacted_buckets": result.compacted_buckets}, choice
 
-    _run_each(context, "compact_tables", tables, pyspark.spark_session, compact)
+    _run_each(context, "compact_tables", tables, compact)
 
 
 @dg.op(description="Expire snapshots by the tables' retention options (run config may override); dry run by default")
@@ -90,20 +118,25 @@ def expire_snapshots_op(context: dg.OpExecutionContext, config: ExpireSnapshotsC
     older_than = config.retention.older_than_delta()
     check_retention(config)
     tables = resolve_tables(paimon_catalog, config)
+    retention = {"retain_min": config.retention.retain_min, "retain_max": config.retention.retain_max,
+                 "older_than": older_than}
 
-    def expire(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.expire_snapshots(
-            spark, paimon_catalog.table_uri(table.identifier), retain_min=config.retention.retain_min,
-            retain_max=config.retention.retain_max, older_than=older_than, dry_run=config.dry_run,
-            options=paimon_catalog.options)
+    def expire(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
+        choice = _engine(config, expiration_work(table, **retention))
+        if choice.engine == "spark":
+            result = spark_maintenance.expire_snapshots(
+                pyspark.spark_session, paimon_catalog.table_uri(table.identifier), **retention,
+                dry_run=config.dry_run, options=paimon_catalog.options)
+        else:
+            result = table.maintenance.expire_snapshots(**retention, dry_run=config.dry_run)
         changed = not config.dry_run and bool(result.expired_snapshots or result.deleted_files)
         return changed, {"dry_run": config.dry_run, "expired_snapshots": list(result.expired_snapshots),
-                         "deleted_files": len(result.deleted_files)}
+                         "deleted_files": len(result.deleted_files)}, choice
 
-    _run_each(context, "expire_snapshots", tables, pyspark.spark_session, expire)
+    _run_each(context, "expire_snapshots", tables, expire)
 
 
-@dg.op(description="Rescale one table to a new bucket count on PySpark (one OVERWRITE commit)")
+@dg.op(description="Rescale one table to a new bucket count (one OVERWRITE commit), in process or on PySpark")
 def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pyspark: PySparkResource,
                      paimon_catalog: PaimonCatalogResource) -> None:
     if config.bucket < 1:
@@ -113,14 +146,19 @@ def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pysp
     partitions = list(config.partitions) or None
     check_partitions(tables, partitions)
 
-    def rescale(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.rescale(spark, paimon_catalog.table_uri(table.identifier), bucket=config.bucket,
-                                           partitions=partitions, options=paimon_catalog.options)
+    def rescale(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
+        choice = _engine(config, rescale_work(table, partitions=partitions))
+        if choice.engine == "spark":
+            result = spark_maintenance.rescale(pyspark.spark_session, paimon_catalog.table_uri(table.identifier),
+                                               bucket=config.bucket, partitions=partitions,
+                                               options=paimon_catalog.options)
+        else:
+            result = table.maintenance.rescale(bucket=config.bucket, partitions=partitions)
         return result.snapshot_id is not None, {"bucket": result.bucket,
                                                 "rewritten_partitions": result.rewritten_partitions,
-                                                "rewritten_rows": result.rewritten_rows}
+                                                "rewritten_rows": result.rewritten_rows}, choice
 
-    _run_each(context, "rescale_table", tables, pyspark.spark_session, rescale)
+    _run_each(context, "rescale_table", tables, rescale)
 
 
 @dg.op(description="Remove files no snapshot, tag or changelog references, older than a given age; dry run by default")
@@ -129,14 +167,18 @@ def remove_orphan_files_op(context: dg.OpExecutionContext, config: RemoveOrphanF
     older_than = config.older_than_delta()
     tables = resolve_tables(paimon_catalog, config)
 
-    def remove(spark: SparkSession, table: Table) -> tuple[bool, dict]:
-        result = spark_maintenance.remove_orphan_files(spark, paimon_catalog.table_uri(table.identifier),
-                                                       older_than=older_than, dry_run=config.dry_run,
-                                                       options=paimon_catalog.options)
+    def remove(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
+        choice = _engine(config, orphan_work(before.file_count))
+        if choice.engine == "spark":
+            result = spark_maintenance.remove_orphan_files(
+                pyspark.spark_session, paimon_catalog.table_uri(table.identifier), older_than=older_than,
+                dry_run=config.dry_run, options=paimon_catalog.options)
+        else:
+            result = table.maintenance.remove_orphan_files(older_than=older_than, dry_run=config.dry_run)
         changed = not config.dry_run and bool(result.deleted_files or result.aborted_uploads)
         return changed, {"dry_run": config.dry_run, "orphan_files": len(result.orphan_files),
                          "deleted_files": len(result.deleted_files), "bytes_freed": result.bytes_freed,
                          "abandoned_uploads": len(result.abandoned_uploads),
-                         "aborted_uploads": len(result.aborted_uploads)}
+                         "aborted_uploads": len(result.aborted_uploads)}, choice
 
-    _run_each(context, "remove_orphan_files", tables, pyspark.spark_session, remove)
+    _run_each(context, "remove_orphan_files", tables, remove)

@@ -19,7 +19,7 @@ from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.maintenance.progress import ProgressCallback, ProgressTracker
 from table_format.maintenance.results import CompactResult, ExpireResult, OrphanCleanResult, RescaleResult
 from table_format.store.file_store import FileStore
-from table_format.write.compact_task import CompactOutcome, CompactTask
+from table_format.write.compact_task import CompactOutcome, CompactTask, picked_files
 
 
 class MaintenanceActions:
@@ -60,6 +60,12 @@ class MaintenanceActions:
                         partitions: Sequence[Mapping[str, Any]] | None = None) -> list[CompactTask]:
         """One picklable task per (partition, bucket) of the latest snapshot; `task.files` tells its size."""
         return _compact.plan_compaction(self.store.latest(), full=full, partitions=partitions)
+
+    def compaction_input_bytes(self, tasks: Sequence[CompactTask]) -> int:
+        """The bytes the tasks would rewrite: the files each one's compaction picks (none of a bucket with nothing
+        to do), read from metadata alone; e.g. to choose where to run them."""
+        store = self.store.latest()
+        return sum(f.file_size for task in tasks for f in picked_files(store, task))
 
     def run_compaction_task(self, task: CompactTask) -> CompactOutcome:
         """Compact one bucket (any process): write the new files, return the commit message; commits nothing."""

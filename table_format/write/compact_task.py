@@ -194,8 +194,16 @@ class _BucketCompaction:
         self.rewrite(candidate)
 
 
-def _append_compact(store: FileStore, task: CompactTask) -> tuple[list[DataFileMeta], list[DataFileMeta], list[str]]:
-    """Pack small append files (AppendOnlyCompactManager / UnawareAppendTableCompactionCoordinator)."""
+def picked_files(store: FileStore, task: CompactTask) -> list[DataFileMeta]:
+    """The files `run_compact_task` would rewrite: its picking alone (no data file is opened), [] for a no-op."""
+    if store.has_primary_key:
+        unit = pick_unit(store, make_levels(task.files, num_levels(store)), full=task.full)
+        return [] if unit is None else unit.files
+    return _append_pick(store, task)
+
+
+def _append_pick(store: FileStore, task: CompactTask) -> list[DataFileMeta]:
+    """The small append files to pack (AppendOnlyCompactManager / UnawareAppendTableCompactionCoordinator)."""
     target = store.options.target_file_size
     raw = store.options.raw
     min_num = int(raw.get("compaction.min.file-num", "5"))
@@ -203,6 +211,14 @@ def _append_compact(store: FileStore, task: CompactTask) -> tuple[list[DataFileM
     small = sorted((f for f in task.files if f.file_size < target * SMALL_FILE_RATIO or task.full),
                    key=lambda f: f.min_sequence_number)
     if len(small) < 2 or (not task.full and len(small) < min_num and len(small) < max_num):
+        return []
+    return small
+
+
+def _append_compact(store: FileStore, task: CompactTask) -> tuple[list[DataFileMeta], list[DataFileMeta], list[str]]:
+    """Pack the picked small append files into new files."""
+    small = _append_pick(store, task)
+    if not small:
         return [], [], []
     names = store.schema.field_names
     dv = {f.file_name: d for f, d in zip(task.files, task.deletion_files or (), strict=False) if d}
