@@ -14,6 +14,16 @@ from jobs.maintenance import MAINTENANCE_JOBS
 from lakehouse_assets import PaimonCatalogResource, PaimonIOManager, default_warehouse, pyspark_resource
 from lakehouse_assets.checks import build_table_health_checks
 from lakehouse_assets.demo import DEMO_ASSETS
+from lakehouse_definitions.component import PaimonLakehouse
+from lakehouse_definitions.lakehouse import LakehouseConfigError, paimon_lakehouse_definitions
+from lakehouse_definitions.policy import (
+    CompactionPolicy,
+    ExpirePolicy,
+    IOManagerPolicy,
+    MaintenancePolicy,
+    ObservedTable,
+    OrphanPolicy,
+)
 from schedules import compaction_sensor, nightly_expire_snapshots
 
 
@@ -36,3 +46,17 @@ def build_definitions(*, warehouse: str | None = None, spark_master: str | None 
 
 
 defs = build_definitions()
+
+__all__ = [
+    "CompactionPolicy",
+    "ExpirePolicy",
+    "IOManagerPolicy",
+    "LakehouseConfigError",
+    "MaintenancePolicy",
+    "ObservedTable",
+    "OrphanPolicy",
+    "PaimonLakehouse",
+    "build_definitions",
+    "defs",
+    "paimon_lakehouse_definitions",
+]
