@@ -41,23 +41,55 @@ class ScaffoldParams(BaseModel):
 
 
 class PaimonLakehouseScaffolder(dg.Scaffolder[ScaffoldParams]):
-    """Writes a ``defs.yaml`` listing every field with its default."""
+    """Writes a ``defs.yaml`` with every field at its default, and commented examples."""
 
     @classmethod
     def get_scaffold_params(cls) -> type[ScaffoldParams]:
         return ScaffoldParams
 
     def scaffold(self, request: dg.ScaffoldRequest[ScaffoldParams]) -> None:
+        if request.scaffold_format != "yaml" or request.append:
+            dg.scaffold_component(request, {})
+            return
         params = request.params or ScaffoldParams()
-        policy = MaintenancePolicy().model_dump()
-        attributes = {
-            "warehouse": params.warehouse or "warehouse",
-            "spark_master": params.spark_master or "local[2]",
-            "io_manager": IOManagerPolicy().model_dump(),
-            "observe": [],
-            "maintenance": policy,
-        }
-        dg.scaffold_component(request, attributes)
+        (request.target_path / "defs.yaml").write_text(SCAFFOLD_YAML.format(
+            type=request.type_name, warehouse=params.warehouse or "warehouse",
+            spark_master=params.spark_master or "local[2]"))
+
+
+SCAFFOLD_YAML = """type: {type}
+
+attributes:
+  warehouse: {warehouse}              # a path (relative to the project root) or s3://bucket/path
+  # options:                          # s3:// warehouses; secrets only through environment variables
+  #   s3.endpoint: http://127.0.0.1:8333
+  #   s3.access-key: "{{{{ env.S3_ACCESS_KEY }}}}"
+  #   s3.secret-key: "{{{{ env.S3_SECRET_KEY }}}}"
+  spark_master: {spark_master}
+  io_manager:                         # the io_manager resource (null: none)
+    mode: overwrite                   # overwrite | append | upsert
+    schema_mode: strict               # strict | merge
+  observe: []                         # tables written outside Dagster, e.g.
+  #   - table: raw.clicks
+  #     deps: [raw.sessions]          # upstream tables: the lineage
+  #     cron: "*/5 * * * *"           # observe every 5 minutes
+  maintenance:
+    tables: []                        # empty: every table of the warehouse
+    compaction:
+      enabled: true                   # the compaction sensor runs
+      interval_seconds: 60
+    expire_snapshots:
+      enabled: true
+      cron: "0 2 * * *"
+      retain_min: null                # null: each table's snapshot.num-retained.min
+      retain_max: null
+      older_than: null                # e.g. "7 d"; null: snapshot.time-retained
+    remove_orphan_files:
+      enabled: true
+      cron: "0 3 * * 0"
+      older_than: 1 d
+    health_checks: true
+"""
 
 
 @dg.scaffold_with(PaimonLakehouseScaffolder)

@@ -123,13 +123,13 @@ def test_python_builder_equals_the_component(warehouse, clicks):
 
 def test_secret_options_stay_environment_variables(warehouse, monkeypatch):
     monkeypatch.setenv("H23B_S3_SECRET", "do-not-show-me")
-    text = f"""
+    text = """
     type: lakehouse_definitions.PaimonLakehouse
     attributes:
       warehouse: s3://bucket/wh
       options:
         s3.endpoint: http://127.0.0.1:1
-        s3.secret-key: "{{{{ env.H23B_S3_SECRET }}}}"
+        s3.secret-key: "{{ env.H23B_S3_SECRET }}"
     """
     lakehouse = component(text)
     assert lakehouse.options["s3.secret-key"] == dg.EnvVar("H23B_S3_SECRET")
