@@ -13,6 +13,7 @@ from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
 from lakehouse_assets.handlers.spark import SparkHandler
 from lakehouse_assets.incremental import IncrementalCursor, change_plan, plan_steps, wants_incremental
+from lakehouse_assets.lineage import LINEAGE, declared_lineage, lineage_of_sources
 from lakehouse_assets.metadata import table_metadata
 from lakehouse_assets.partitions import PartitionSlice, partition_columns, partition_slice
 from lakehouse_assets.table_spec import (
@@ -122,6 +123,10 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         metadata = table_metadata(table, partition_filter=slice_.filter() if slice_ else None, snapshot_id=snapshot_id)
         metadata["paimon/write_mode"] = mode
         metadata["paimon/committed"] = snapshot_id is not None
+        lineage = declared_lineage(context.definition_metadata, where) or lineage_of_sources(
+            handler.column_sources(data))
+        if lineage is not None:
+            metadata[LINEAGE] = lineage
         context.add_output_metadata(metadata)
         self._advance_consumers(context)
 
