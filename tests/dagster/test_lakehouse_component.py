@@ -11,7 +11,10 @@ import textwrap
 import dagster as dg
 import pyarrow as pa
 import pytest
+from dagster._core.remote_representation.external_data import RepositorySnap
+from dagster._serdes import serialize_value
 
+from lakehouse_assets import PaimonCatalogResource
 from lakehouse_definitions import (
     LakehouseConfigError,
     MaintenancePolicy,
@@ -135,6 +138,11 @@ def test_secret_options_stay_environment_variables(warehouse, monkeypatch):
     assert lakehouse.options["s3.secret-key"] == dg.EnvVar("H23B_S3_SECRET")
     assert isinstance(lakehouse.options["s3.secret-key"], dg.EnvVar)
     assert "do-not-show-me" not in repr(lakehouse)
+    # what the UI shows of the resource (the repository snapshot): the variable's name, not its value
+    defs = dg.Definitions(resources={"paimon_catalog": PaimonCatalogResource(warehouse="s3://bucket/wh",
+                                                                             options=lakehouse.options)})
+    snapshot = serialize_value(RepositorySnap.from_def(defs.get_repository_def()))
+    assert "H23B_S3_SECRET" in snapshot and "do-not-show-me" not in snapshot
     literal = text.replace('"{{ env.H23B_S3_SECRET }}"', "plain-secret")
     with pytest.raises(Exception, match=r"options.s3.secret-key: a secret must come from an environment variable"):
         component(literal)
