@@ -178,3 +178,5 @@ def test_relative_warehouse_is_under_the_project_root(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     defs = build("type: x\nattributes:\n  warehouse: lake\n")
     assert defs.resources["paimon_catalog"].warehouse == os.path.join(str(tmp_path), "lake")
+    assert defs.resources["io_manager"].warehouse == os.path.join(str(tmp_path), "lake")
+    assert "io_manager" not in build("type: x\nattributes:\n  warehouse: lake\n  io_manager: null\n").resources
