@@ -75,7 +75,8 @@ def evaluate_table_checks(key: dg.AssetKey, table: Table, declared: dict[str, st
         dg.AssetCheckResult(
             asset_key=key, check_name="snapshots_within_retention", passed=retention.within_retention,
             severity=dg.AssetCheckSeverity.WARN,
-            metadata={"snapshots": retention.snapshot_count, "expirable": list(retention.expirable_snapshots)}),
+            metadata={"snapshots": retention.snapshot_count, "expirable": list(retention.expirable_snapshots),
+                      **health.consumer_metadata()}),
         _schema_result(key, table, declared),
     ]
 

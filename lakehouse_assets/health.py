@@ -7,7 +7,9 @@ Thresholds are the table's own options, with Paimon's defaults:
 * ``num-sorted-run.stop-trigger`` (trigger + 3): writers of a bucket with this many sorted runs stall;
 * ``target-file-size`` (128 mb with a primary key, else 256 mb): a file below 0.7 of it is small
   (``compaction.small-file-ratio``); a bucket with ``compaction.min.file-num`` (5) small files is due;
-* ``snapshot.num-retained.min/max`` and ``snapshot.time-retained``: what expiration would keep.
+* ``snapshot.num-retained.min/max`` and ``snapshot.time-retained``: what expiration would keep;
+* consumers (``consumer/consumer-<id>``, e.g. incremental downstream assets): each one's ``nextSnapshot`` and how
+  many snapshots were committed after it (expiration keeps them all until it advances or expires).
 """
 
 from __future__ import annotations
@@ -58,6 +60,18 @@ class CompactionThresholds:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsumerLag:
+    """One consumer of a table: the snapshot it reads from, and the snapshots committed after it."""
+
+    consumer_id: str
+    next_snapshot: int
+    behind: int  # latest snapshot id - next_snapshot (0: it has read the latest)
+
+    def as_metadata(self) -> dict[str, int]:
+        return {"next_snapshot": self.next_snapshot, "snapshots_behind": self.behind}
+
+
+@dataclass(frozen=True, slots=True)
 class TableHealth:
     """One table's layout at its latest snapshot, and the thresholds it is judged by."""
 
@@ -71,6 +85,7 @@ class TableHealth:
     small_file_count: int
     total_bytes: int
     thresholds: CompactionThresholds
+    consumers: tuple[ConsumerLag, ...] = ()
 
     @property
     def compaction_due(self) -> bool:
@@ -95,6 +110,11 @@ class TableHealth:
             "small_file_bytes": self.thresholds.small_file_size,
             "compaction_due": self.compaction_due,
         }
+
+    def consumer_metadata(self) -> dict[str, dict[str, dict[str, int]] | int]:
+        """``consumers`` ({id: {next_snapshot, snapshots_behind}}) and ``max_consumer_lag``, for a check's metadata."""
+        return {"consumers": {c.consumer_id: c.as_metadata() for c in self.consumers},
+                "max_consumer_lag": max((c.behind for c in self.consumers), default=0)}
 
 
 def _max_per_bucket(rows: pa.Table) -> int:
@@ -121,6 +141,9 @@ def table_health(table: Table) -> TableHealth:
     files = table.system_table("files").select(["partition", "bucket", "level", "file_size_in_bytes"])
     small = files.filter(pc.less(files["file_size_in_bytes"], thresholds.small_file_size))
     pairs = files.group_by(["partition", "bucket"]).aggregate([]).num_rows if files.num_rows else 0
+    latest = snapshots[-1].id if snapshots else 0
+    consumers = tuple(ConsumerLag(c.consumer_id, c.next_snapshot, max(0, latest - c.next_snapshot))
+                      for c in table.consumers())
     return TableHealth(
         identifier=table.identifier,
         snapshot_id=snapshots[-1].id if snapshots else None,
@@ -132,6 +155,7 @@ def table_health(table: Table) -> TableHealth:
         small_file_count=small.num_rows,
         total_bytes=int(pc.sum(files["file_size_in_bytes"]).as_py() or 0),
         thresholds=thresholds,
+        consumers=consumers,
     )
 
 

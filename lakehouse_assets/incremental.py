@@ -7,11 +7,22 @@ to the downstream's materialization metadata, so it advances only when that mate
 run records nothing and its rerun reads the same changes again, plus any newer ones: nothing is skipped or
 counted twice.
 
+Each incremental downstream is also a Paimon consumer of its upstream table (``consumer/consumer-<id>``, id
+`consumer_id` of the downstream's asset key): its ``nextSnapshot`` is the snapshot the downstream consumed last, so
+snapshot expiration (ours, Spark's and Java's) keeps every snapshot the downstream has not read, however long it is
+paused. The IO manager sets it when the downstream's output is stored (after its compute succeeded), and again when
+the next run loads the input (from Dagster's cursor, which only successful materializations carry: a failed run
+never advances it; this also refreshes the file's time). The consumer pins the snapshot read last, not the one
+after it: an overwrite right after it is read as a replacement of that snapshot's rows. A downstream removed from
+the code location leaves its consumer behind; the table option ``consumer.expiration-time`` (e.g. '7 d') deletes
+consumers not refreshed for that long, and ``table.delete_consumer(id)`` at once.
+
 Paimon's incremental read (``table.changes``, like Java's) skips OVERWRITE snapshots. Here an overwrite is not
 lost: the rows of the partitions it replaced are retracted (-D, as of the snapshot before) and the new rows
 inserted (+I), in commit order between the incremental pieces (`change_plan`).
 """
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +35,14 @@ from table_format import CommitKind, Table, snapshot_summary
 CURSOR_PREFIX = "paimon/consumed_snapshot/"
 INCREMENTAL = "incremental"
 _PAGE = 100
+
+
+CONSUMER_PREFIX = "dagster-"
+
+
+def consumer_id(downstream: dg.AssetKey) -> str:
+    """The Paimon consumer id of an incremental downstream asset: ``dagster-<key path joined by '.'>``."""
+    return CONSUMER_PREFIX + re.sub(r"[^A-Za-z0-9_.\-]", "_", ".".join(downstream.path))
 
 
 def cursor_key(upstream: dg.AssetKey) -> str:
@@ -60,6 +79,15 @@ class IncrementalCursor:
                 "read the upstream partitions instead"
             )
         return sorted(assets_def.keys, key=lambda k: k.to_user_string())
+
+    @property
+    def consumer_id(self) -> str:
+        """The Paimon consumer id of the step's downstream asset (the first of its keys)."""
+        return consumer_id(self._asset_keys[0])
+
+    @property
+    def step_key(self) -> tuple[str, str]:
+        return self.context.step_context.run_id, self.context.step_context.step.key
 
     def consumed(self, upstream: dg.AssetKey) -> int | None:
         """The upstream snapshot consumed by the latest materialization that recorded one (None: never).

@@ -6,7 +6,7 @@ from typing import Any
 
 import dagster as dg
 import pyarrow as pa
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from lakehouse_assets.audit import (
     audit_metadata,
@@ -20,6 +20,7 @@ from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.polars import PolarsHandler
 from lakehouse_assets.handlers.spark import SparkHandler
 from lakehouse_assets.incremental import IncrementalCursor, change_plan, plan_steps, wants_incremental
+from lakehouse_assets.lineage import LINEAGE, declared_lineage, lineage_of_sources
 from lakehouse_assets.metadata import table_metadata
 from lakehouse_assets.partitions import PartitionSlice, partition_columns, partition_slice
 from lakehouse_assets.table_spec import (
@@ -72,6 +73,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
     mode: str = Field(default="overwrite", description="overwrite | append | upsert (primary-key tables)")
     schema_mode: str = Field(default="strict", description="strict: new columns are refused; merge: added")
     default_database: str = Field(default=DEFAULT_DATABASE, description="database of single-part asset keys")
+    # consumers to advance once the step's output is stored: (run id, step key) -> [(table, consumer id, snapshot)]
+    _consumers: dict[tuple[str, str], list[tuple[str, str, int]]] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def type_handlers(cls) -> Sequence[PaimonTypeHandler]:
@@ -141,7 +144,18 @@ class PaimonIOManager(dg.ConfigurableIOManager):
             metadata.update(audit_metadata(table, written))
         metadata["paimon/write_mode"] = mode
         metadata["paimon/committed"] = snapshot_id is not None
+        lineage = declared_lineage(context.definition_metadata, where) or lineage_of_sources(
+            handler.column_sources(data))
+        if lineage is not None:
+            metadata[LINEAGE] = lineage
         context.add_output_metadata(metadata)
+        self._advance_consumers(context)
+
+    def _advance_consumers(self, context: dg.OutputContext) -> None:
+        """The step's incremental inputs were consumed: their upstream tables' consumers move to what it read."""
+        for identifier, consumer, snapshot in self._consumers.pop((context.run_id, context.step_key), []):
+            self.catalog.load_table(identifier).set_consumer(consumer, next_snapshot=snapshot)
+            context.log.info(f"table {identifier!r}: consumer {consumer!r} at snapshot {snapshot}")
 
     def _check_columns(self, table: Table, schema: pa.Schema, where: str) -> None:
         new = [name for name in schema.names if name not in table.arrow_schema.names and name != ROW_KIND]
@@ -181,12 +195,15 @@ class PaimonIOManager(dg.ConfigurableIOManager):
                       columns: list[str] | None, where: str) -> Any:
         cursor = IncrementalCursor(context)
         consumed = cursor.consumed(context.asset_key)
+        if consumed is not None:  # what the last successful run read: pinned (again) while this one reads on
+            table.set_consumer(cursor.consumer_id, next_snapshot=consumed)
         latest = table.latest_snapshot()
         if latest is None:
             raise PaimonAssetError(f"{where}: the table has no snapshot yet; materialize the upstream asset first")
         steps = change_plan(table, consumed, latest.id, where=where)
         data = handler.read_changes(table, target, steps=steps, columns=columns)
         cursor.record(context.asset_key, latest.id)
+        self._consumers.setdefault(cursor.step_key, []).append((table.identifier, cursor.consumer_id, latest.id))
         context.log.info(f"{where}: changes after snapshot {consumed} up to {latest.id}: {plan_steps(steps)}")
         return data
 

@@ -32,8 +32,10 @@ def paimon_observable_source(
     group_name: str | None = None,
     automation_condition: dg.AutomationCondition | None = None,
     resource_key: str = CATALOG_RESOURCE_KEY,
+    deps: Sequence[dg.AssetKey | str] = (),
 ) -> dg.AssetsDefinition:
-    """An observable source asset for table `identifier` (``database.table``; default key ``[database, table]``).
+    """An observable source asset for table `identifier` (``database.table``; default key ``[database, table]``);
+    `deps`: its upstream assets or tables (``database.table`` -> ``[database, table]``), drawn as its lineage.
 
     Needs a `PaimonCatalogResource` under `resource_key`. A table that does not exist yet is observed without a
     data version (metadata ``paimon/exists`` False), so nothing downstream runs until it appears.
@@ -46,6 +48,7 @@ def paimon_observable_source(
         kinds={STORAGE_KIND},
         metadata={"dagster/table_name": identifier},
         automation_condition=automation_condition,
+        deps=[_dep_key(d) for d in deps],
     )
 
     @dg.multi_observable_source_asset(specs=[spec], name=f"observe_{asset_key.to_python_identifier()}",
@@ -91,6 +94,12 @@ def table_asset_key(identifier: str) -> dg.AssetKey:
     if not dot or not database or not table:
         raise PaimonAssetError(f"table identifier must be 'database.table', not {identifier!r}")
     return dg.AssetKey([database, table])
+
+
+def _dep_key(dep: dg.AssetKey | str) -> dg.AssetKey:
+    if isinstance(dep, dg.AssetKey):
+        return dep
+    return table_asset_key(dep) if "." in dep and "/" not in dep else dg.AssetKey.from_user_string(dep)
 
 
 def paimon_external_assets(identifiers: Sequence[str], *, group_name: str | None = None) -> list[dg.AssetSpec]:

@@ -1,6 +1,6 @@
 """`lakehouse health`: how a table stands against its own compaction and retention options.
 
-Four checks, each ``ok``, ``warn`` (maintenance is due), ``critical`` (writers stall) or ``error`` (the check
+Five checks, each ``ok``, ``warn`` (maintenance is due), ``critical`` (writers stall) or ``error`` (the check
 could not run; its message says why):
 
 * sorted runs per bucket (primary-key tables): level-0 files count one run each, every other non-empty level one
@@ -10,7 +10,10 @@ could not run; its message says why):
   holds ``compaction.min.file-num`` (default 5) or more;
 * snapshots against retention: what an expiration with the table's options would do now (a dry run);
 * orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit), and the
-  abandoned multipart uploads it would abort (object stores).
+  abandoned multipart uploads it would abort (object stores);
+* consumers (``consumer/consumer-<id>``, e.g. Dagster's incremental downstream assets): where each reads from and
+  how many snapshots were committed after it; ``warn`` when one points before the earliest snapshot (its reader
+  will find the snapshots it needs gone).
 """
 
 from __future__ import annotations
@@ -108,6 +111,16 @@ def _orphans(table: Table, older_than: dt.timedelta | dt.datetime) -> dict[str, 
     }
 
 
+def _consumers(table: Table) -> dict[str, Any]:
+    snapshots = table.snapshots()
+    earliest, latest = (snapshots[0].id, snapshots[-1].id) if snapshots else (None, 0)
+    consumers = [{"id": c.consumer_id, "next_snapshot": c.next_snapshot,
+                  "snapshots_behind": max(0, latest - c.next_snapshot)} for c in table.consumers()]
+    stale = [c["id"] for c in consumers if earliest is not None and c["next_snapshot"] < earliest]
+    return {"status": "warn" if stale else "ok", "count": len(consumers), "consumers": consumers,
+            "before_earliest_snapshot": stale}
+
+
 def _guarded(check: Any, *args: Any) -> dict[str, Any]:
     """One check; a TableFormatError makes it ``error`` (with the message) rather than ending the report."""
     try:
@@ -129,7 +142,8 @@ def table_health(table: Table, *, small_file_size: int | None = None,
         "small_files": _guarded(_small_files, buckets, options, raw, threshold),
         "snapshots": _guarded(_snapshots, table, options),
         "orphans": _guarded(_orphans, table, orphan_older_than),
+        "consumers": _guarded(_consumers, table),
     }
-    checks = [report[k]["status"] for k in ("sorted_runs", "small_files", "snapshots", "orphans")]
+    checks = [report[k]["status"] for k in ("sorted_runs", "small_files", "snapshots", "orphans", "consumers")]
     report["status"] = max(checks, key=_RANK.__getitem__)
     return report

@@ -235,7 +235,8 @@ def health(ctx: click.Context, table: str, small_file_size: int | None, orphan_o
     print_table(f"{table}: {report['status'].upper()}", ["check", "status", "details"],
                 [(name, report[key]["status"], _health_details(key, report[key]))
                  for key, name in (("sorted_runs", "sorted runs"), ("small_files", "small files"),
-                                   ("snapshots", "snapshots"), ("orphans", "orphan files"))])
+                                   ("snapshots", "snapshots"), ("orphans", "orphan files"),
+                                   ("consumers", "consumers"))])
 
 
 def _health_details(key: str, check: dict[str, Any]) -> str:
@@ -256,5 +257,8 @@ def _health_details(key: str, check: dict[str, Any]) -> str:
         return (f"{check['count']} snapshot(s) {check['earliest']}..{check['latest']}; retain min "
                 f"{check['retain_min']}, time {dt.timedelta(seconds=check['time_retained_seconds'])}; "
                 + (f"expiration would remove {len(expirable)} now" if expirable else "nothing to expire now"))
+    if key == "consumers":
+        return ", ".join(f"{c['id']} at snapshot {c['next_snapshot']} ({c['snapshots_behind']} behind)"
+                         for c in check["consumers"]) or "none"
     uploads = f"; {len(check['abandoned_uploads'])} abandoned multipart upload(s)" if check["abandoned_uploads"] else ""
     return f"{check['count']} file(s), {human_bytes(check['bytes'])} unreferenced{uploads}"

@@ -1,38 +1,62 @@
-"""The code location: the demo lakehouse, its health checks, the maintenance jobs, sensor and schedule, and the
-resources they share. The only module importing every layer (schedules -> jobs -> lakehouse_assets -> jobs.spark ->
-table_format). ``workspace.yaml`` loads ``defs``.
+"""The code location: the demo lakehouse, its health checks, the maintenance jobs, sensor and schedules, and the
+resources they share, built by `paimon_lakehouse_definitions` (what the `dg` component `PaimonLakehouse` builds from
+a ``defs.yaml``). The only package importing every layer (schedules -> jobs -> lakehouse_assets -> jobs.spark ->
+table_format). ``workspace.yaml`` loads ``defs`` (built on first use: importing the package for the component
+touches no warehouse).
 
 Configuration from the environment: ``LAKEHOUSE_WAREHOUSE`` (default ``./warehouse``), ``SPARK_MASTER`` (default
 ``local[2]``).
 """
 
-import os
+from typing import Any
 
 import dagster as dg
 
-from jobs.maintenance import MAINTENANCE_JOBS
-from lakehouse_assets import PaimonCatalogResource, PaimonIOManager, default_warehouse, pyspark_resource
-from lakehouse_assets.checks import build_table_health_checks
 from lakehouse_assets.demo import DEMO_ASSETS
-from schedules import compaction_sensor, nightly_expire_snapshots
+from lakehouse_definitions.component import PaimonLakehouse
+from lakehouse_definitions.lakehouse import LakehouseConfigError, paimon_lakehouse_definitions
+from lakehouse_definitions.policy import (
+    CompactionPolicy,
+    ExpirePolicy,
+    IOManagerPolicy,
+    MaintenancePolicy,
+    ObservedTable,
+    OrphanPolicy,
+)
+
+# the demo's sensor and schedules start stopped (turn them on in the UI)
+DEMO_POLICY = MaintenancePolicy(compaction=CompactionPolicy(enabled=False),
+                                expire_snapshots=ExpirePolicy(enabled=False),
+                                remove_orphan_files=OrphanPolicy(enabled=False))
 
 
 def build_definitions(*, warehouse: str | None = None, spark_master: str | None = None) -> dg.Definitions:
     """The Definitions over `warehouse` (default ``LAKEHOUSE_WAREHOUSE``, then ./warehouse) on Spark `spark_master`
     (default ``SPARK_MASTER``, then local[2])."""
-    warehouse = os.path.abspath(warehouse or default_warehouse())
-    return dg.Definitions(
-        assets=list(DEMO_ASSETS),
-        asset_checks=build_table_health_checks(DEMO_ASSETS),
-        jobs=list(MAINTENANCE_JOBS),
-        sensors=[compaction_sensor],
-        schedules=[nightly_expire_snapshots],
-        resources={
-            "io_manager": PaimonIOManager(warehouse=warehouse, mode="overwrite"),
-            "paimon_catalog": PaimonCatalogResource(warehouse=warehouse),
-            "pyspark": pyspark_resource(master=spark_master),
-        },
+    return dg.Definitions.merge(
+        dg.Definitions(assets=list(DEMO_ASSETS)),
+        paimon_lakehouse_definitions(warehouse=warehouse, spark_master=spark_master, maintenance=DEMO_POLICY,
+                                     checked_assets=DEMO_ASSETS),
     )
 
 
-defs = build_definitions()
+def __getattr__(name: str) -> Any:
+    if name == "defs":  # the code location, built once, on first use
+        globals()["defs"] = build_definitions()
+        return globals()["defs"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "CompactionPolicy",
+    "ExpirePolicy",
+    "IOManagerPolicy",
+    "LakehouseConfigError",
+    "MaintenancePolicy",
+    "ObservedTable",
+    "OrphanPolicy",
+    "PaimonLakehouse",
+    "build_definitions",
+    "defs",
+    "paimon_lakehouse_definitions",
+]

@@ -1,6 +1,14 @@
-"""Schedules and sensors for the maintenance jobs."""
+"""Schedules and sensors for the maintenance jobs (and factories of them with other crons, intervals, tables)."""
 
-from schedules.compaction_sensor import compaction_requests, compaction_sensor
-from schedules.nightly import nightly_expire_snapshots
+from schedules.compaction_sensor import build_compaction_sensor, compaction_requests, compaction_sensor
+from schedules.nightly import build_expire_schedule, nightly_expire_snapshots
+from schedules.orphans import build_orphan_schedule
 
-__all__ = ["compaction_requests", "compaction_sensor", "nightly_expire_snapshots"]
+__all__ = [
+    "build_compaction_sensor",
+    "build_expire_schedule",
+    "build_orphan_schedule",
+    "compaction_requests",
+    "compaction_sensor",
+    "nightly_expire_snapshots",
+]

@@ -3,10 +3,11 @@
 Each tick looks only at tables with a snapshot the cursor has not seen (cursor: JSON table -> snapshot id), and a
 run key is ``compact:<table>@<snapshot>``: one request per table and snapshot, so it never floods. The compaction's
 own COMPACT snapshot is seen on the next tick and, its buckets compacted, requests nothing.
+`build_compaction_sensor` makes one with another interval, table selection or default status.
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import dagster as dg
 
@@ -17,12 +18,13 @@ from table_format import TableFormatError
 
 
 def compaction_requests(catalog: PaimonCatalogResource, cursor: str | None, *,
-                        log: Callable[[str], None]) -> dg.SensorResult:
-    """The run requests of one tick, and the cursor after it. A table that cannot be read is logged and skipped
-    (its cursor not advanced, so the next tick looks again); the other tables are still served."""
+                        log: Callable[[str], None], tables: Sequence[str] = ()) -> dg.SensorResult:
+    """The run requests of one tick over `tables` (empty: every table of the warehouse), and the cursor after it.
+    A table that cannot be read is logged and skipped (its cursor not advanced, so the next tick looks again); the
+    other tables are still served."""
     seen: dict[str, int] = json.loads(cursor) if cursor else {}
     requests = []
-    for identifier in catalog.table_identifiers():
+    for identifier in list(tables) or catalog.table_identifiers():
         try:
             table = catalog.load_table(identifier)
             latest = table.latest_snapshot()
@@ -48,7 +50,21 @@ def compaction_requests(catalog: PaimonCatalogResource, cursor: str | None, *,
     return dg.SensorResult(skip_reason=dg.SkipReason("no table passed its compaction triggers"), cursor=next_cursor)
 
 
-@dg.sensor(job=compact_tables, minimum_interval_seconds=60,
-           description="Compacts tables whose sorted runs per bucket or small files pass the tables' own triggers")
-def compaction_sensor(context: dg.SensorEvaluationContext, paimon_catalog: PaimonCatalogResource) -> dg.SensorResult:
-    return compaction_requests(paimon_catalog, context.cursor, log=context.log.warning)
+def build_compaction_sensor(*, tables: Sequence[str] = (), minimum_interval_seconds: int = 60,
+                            default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
+                            name: str = "compaction_sensor") -> dg.SensorDefinition:
+    """The compaction sensor over `tables` ('database.table'; empty: every table of the warehouse)."""
+    selected = tuple(tables)
+    which = ", ".join(selected) if selected else "every table"
+
+    @dg.sensor(name=name, job=compact_tables, minimum_interval_seconds=minimum_interval_seconds,
+               default_status=default_status,
+               description=f"Compacts tables ({which}) whose sorted runs per bucket or small files pass the tables' "
+                           "own triggers")
+    def _sensor(context: dg.SensorEvaluationContext, paimon_catalog: PaimonCatalogResource) -> dg.SensorResult:
+        return compaction_requests(paimon_catalog, context.cursor, log=context.log.warning, tables=selected)
+
+    return _sensor
+
+
+compaction_sensor = build_compaction_sensor()

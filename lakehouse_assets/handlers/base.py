@@ -29,6 +29,10 @@ class PaimonTypeHandler(ABC):
     def schema(self, data: Any) -> pa.Schema:
         """The Arrow schema of prepared data."""
 
+    def column_sources(self, data: Any) -> dict[str, list[tuple[str, str]]] | None:
+        """Output column -> (table path, column) it is computed from, when the data knows (a Spark plan)."""
+        return None
+
     @abstractmethod
     def distinct(self, data: Any, columns: Sequence[str]) -> pa.Table:
         """The distinct combinations of `columns` in prepared data (small: one row per partition)."""

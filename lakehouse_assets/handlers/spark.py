@@ -6,17 +6,20 @@ addressed by URI with the store's catalog options (``s3.*`` of s3:// warehouses)
 with the IO manager's settings, whatever their own environment holds.
 """
 
+import logging
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from typing import Any
 
 import pyarrow as pa
+from py4j.protocol import Py4JError
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from jobs.spark import spark_session, write
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
+from lakehouse_assets.handlers.spark_lineage import column_sources
 from lakehouse_assets.incremental import ChangeStep
 from table_format import FileSystemCatalog, SchemaChange, Table
 
@@ -29,6 +32,14 @@ class SparkHandler(PaimonTypeHandler):
 
     def distinct(self, data: DataFrame, columns: Sequence[str]) -> pa.Table:
         return data.select(*columns).distinct().toArrow()
+
+    def column_sources(self, data: DataFrame) -> dict[str, list[tuple[str, str]]] | None:
+        """From the DataFrame's analyzed plan (spark_lineage.py); None when the plan cannot be read."""
+        try:
+            return column_sources(data)
+        except (Py4JError, ValueError, KeyError, IndexError) as exc:  # metadata only: never fails the write
+            logging.getLogger(__name__).warning("column lineage of a Spark DataFrame not read: %s", exc)
+            return None
 
     def write(self, catalog: FileSystemCatalog, table: Table, data: DataFrame, *, mode: str,
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:

@@ -111,7 +111,7 @@ def test_tags_and_schemas(run: Run) -> None:
 def test_health_of_healthy_tables(run: Run) -> None:
     report = run.json("health", "shop.orders")
     assert report["table"] == "shop.orders"
-    assert set(report) == {"table", "status", "sorted_runs", "small_files", "snapshots", "orphans"}
+    assert set(report) == {"table", "status", "sorted_runs", "small_files", "snapshots", "orphans", "consumers"}
     runs = report["sorted_runs"]
     assert runs["applies"] and runs["compaction_trigger"] == 5 and runs["stop_trigger"] == 8
     assert runs["max_sorted_runs"] == 2 and runs["status"] == "ok"  # 2024-05-15 got two level-0 files
@@ -119,8 +119,25 @@ def test_health_of_healthy_tables(run: Run) -> None:
     assert report["snapshots"]["count"] == 4 and report["snapshots"]["expirable_now"] == []  # all < 1 h old
     assert report["orphans"] == {"status": "ok", "older_than_seconds": 86400.0, "count": 0, "bytes": 0, "files": [],
                                  "abandoned_uploads": []}
+    assert report["consumers"] == {"status": "ok", "count": 0, "consumers": [], "before_earliest_snapshot": []}
     assert report["status"] == "ok"
     assert run.json("health", "shop.events")["sorted_runs"]["applies"] is False
+
+
+def test_health_shows_consumers_and_their_lag(run: Run) -> None:
+    table = FileSystemCatalog(run.warehouse).load_table("shop.orders")
+    latest = table.latest_snapshot().id
+    table.set_consumer("dagster-shop.order_log", next_snapshot=latest - 1)
+    report = run.json("health", "shop.orders")["consumers"]
+    assert report["status"] == "ok" and report["count"] == 1
+    assert report["consumers"] == [{"id": "dagster-shop.order_log", "next_snapshot": latest - 1,
+                                    "snapshots_behind": 1}]
+    assert f"dagster-shop.order_log at snapshot {latest - 1} (1 behind)" in run("health", "shop.orders").stdout
+    table.delete_consumer("dagster-shop.order_log")
+    table.maintenance.expire_snapshots(retain_min=1, retain_max=1, dry_run=False)  # only the latest stays
+    table.set_consumer("paused", next_snapshot=1)  # a reader whose snapshots are gone
+    report = run.json("health", "shop.orders")["consumers"]
+    assert report["status"] == "warn" and report["before_earliest_snapshot"] == ["paused"]
 
 
 def test_health_warns_and_changes_nothing(run: Run) -> None:

@@ -27,7 +27,7 @@ def test_definitions_load_and_validate(warehouse):
     assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} == {f"shop/{t}" for t in TABLES}
     assert {"compact_tables", "expire_snapshots", "rescale_table", "remove_orphan_files"} <= set(repo.job_names)
     assert [s.name for s in repo.sensor_defs] == ["compaction_sensor"]
-    assert [s.name for s in repo.schedule_defs] == ["nightly_expire_snapshots"]
+    assert sorted(s.name for s in repo.schedule_defs) == ["nightly_expire_snapshots", "remove_orphan_files_schedule"]
     assert len(repo.asset_graph.asset_check_keys) == 4 * len(TABLES)
     graph = repo.asset_graph
     parents = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
