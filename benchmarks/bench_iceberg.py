@@ -56,7 +56,8 @@ def run(snapshots: int, commits: int, root: str) -> None:
             times[name].append(time.perf_counter() - t)
     p, ice = statistics.median(times["plain"]), statistics.median(times["iceberg"])
     meta = os.path.join(iceberg.path, "metadata")
-    current = open(os.path.join(meta, "version-hint.text")).read().strip()
+    with open(os.path.join(meta, "version-hint.text")) as f:
+        current = f.read().strip()
     size = os.path.getsize(os.path.join(meta, f"v{current}.metadata.json"))
     print(f"{snapshots:>6} snapshots: commit {p * 1000:7.1f} ms without, {ice * 1000:7.1f} ms with Iceberg metadata "
           f"(+{(ice - p) * 1000:.1f} ms, {ice / p:.2f}x); metadata JSON {size / 1024:.0f} KiB, "
