@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -11,7 +12,7 @@ from urllib.parse import urlparse
 
 import click
 
-from table_format import FileSystemCatalog, Table
+from table_format import FileSystemCatalog, SchemaError, Table, TableFormatError, TableNotFoundError
 
 DEFAULT_WAREHOUSE = "./warehouse"
 
@@ -36,7 +37,33 @@ class CliState:
         return FileSystemCatalog(self.warehouse)
 
     def table(self, identifier: str) -> Table:
-        return self.catalog.load_table(identifier)
+        """The table; an unknown one fails naming the closest existing table ("did you mean 'shop.orders'?")."""
+        try:
+            return self.catalog.load_table(identifier)
+        except (TableNotFoundError, SchemaError) as e:
+            if isinstance(e, SchemaError) and identifier.count(".") == 1:
+                raise  # not a malformed identifier
+            hint = did_you_mean(identifier, self._identifiers())
+            if hint is None:
+                raise
+            raise UserError(f"{' '.join(str(e).split())}; {hint}") from None
+
+    def database(self, name: str) -> str:
+        """`name` if the database exists, else an error naming the closest one."""
+        if self.catalog.database_exists(name):
+            return name
+        hint = did_you_mean(name, self.catalog.list_databases())
+        raise UserError(f"database {name!r} does not exist" + (f"; {hint}" if hint else ""))
+
+    def _identifiers(self) -> list[str]:
+        """Every DB.TABLE of the warehouse (for suggestions; an unreadable database is left out)."""
+        out = []
+        for database in self.catalog.list_databases():
+            try:
+                out += [f"{database}.{name}" for name in self.catalog.list_tables(database)]
+            except TableFormatError:
+                continue
+        return out
 
     def table_uri(self, identifier: str) -> str:
         """The table's location as a URI or absolute path (what jobs.spark takes)."""
@@ -44,6 +71,16 @@ class CliState:
         if _is_local(self.warehouse):
             return os.path.join(os.path.abspath(_local_path(self.warehouse)), f"{database}.db", name)
         return f"{self.warehouse.rstrip('/')}/{database}.db/{name}"
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """``did you mean 'x'?`` for the closest candidate (case-insensitive match first, then the most similar one;
+    a bare table name matches DB.TABLE), None when nothing is close."""
+    choices = sorted(set(candidates))
+    lowered = {c.lower(): c for c in choices}
+    close = ([lowered[name.lower()]] if name.lower() in lowered else
+             [c for c in choices if c.split(".")[-1] == name] or difflib.get_close_matches(name, choices, n=1, cutoff=0.6))
+    return f"did you mean {close[0]!r}?" if close else None
 
 
 def _is_local(warehouse: str) -> bool:

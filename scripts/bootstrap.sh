@@ -60,9 +60,15 @@ pip_visible() {  # NAME PYTHON PIP-ARGS...
   set +e
   "$py" -m pip install --disable-pip-version-check --progress-bar off "$@" 2>&1 | tee "$CACHE/pip-$name.log" \
     | { grep --line-buffered -E '^ *(Collecting|Downloading|Building wheel|Installing collected|Successfully|ERROR)' \
-        | while IFS= read -r line; do
-            line="${line#"${line%%[![:space:]]*}"}"
-            printf '  pip %4d s  %s\n' "$((SECONDS - t))" "${line:0:150}"
+        | while true; do
+            if IFS= read -r -t 15 line; then
+              line="${line#"${line%%[![:space:]]*}"}"
+              printf '  pip %4d s  %s\n' "$((SECONDS - t))" "${line:0:150}"
+            elif [ $? -gt 128 ]; then  # nothing for 15 s (unpacking pyspark's 400 MB): say it still works
+              printf '  pip %4d s  ... still working\n' "$((SECONDS - t))"
+            else
+              break
+            fi
           done; true; }
   rc="${PIPESTATUS[0]}"
   set -e
