@@ -43,17 +43,17 @@ class CliState:
         except (TableNotFoundError, SchemaError) as e:
             if isinstance(e, SchemaError) and identifier.count(".") == 1:
                 raise  # not a malformed identifier
-            hint = did_you_mean(identifier, self._identifiers())
+            hint = suggest_table(identifier, self._identifiers())
             if hint is None:
                 raise
-            raise UserError(f"{' '.join(str(e).split())}; {hint}") from None
+            raise type(e)(f"{' '.join(str(e).split())}; {hint}") from e
 
     def database(self, name: str) -> str:
         """`name` if the database exists, else an error naming the closest one."""
         if self.catalog.database_exists(name):
             return name
         hint = did_you_mean(name, self.catalog.list_databases())
-        raise UserError(f"database {name!r} does not exist" + (f"; {hint}" if hint else ""))
+        raise TableNotFoundError(f"database {name!r} does not exist" + (f"; {hint}" if hint else ""))
 
     def _identifiers(self) -> list[str]:
         """Every DB.TABLE of the warehouse (for suggestions; an unreadable database is left out)."""
@@ -73,14 +73,32 @@ class CliState:
         return f"{self.warehouse.rstrip('/')}/{database}.db/{name}"
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    """``did you mean 'x'?`` for the closest candidate (case-insensitive match first, then the most similar one;
-    a bare table name matches DB.TABLE), None when nothing is close."""
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to `name` (case-insensitive equality first, then difflib's), None when none is close."""
     choices = sorted(set(candidates))
     lowered = {c.lower(): c for c in choices}
-    close = ([lowered[name.lower()]] if name.lower() in lowered else
-             [c for c in choices if c.split(".")[-1] == name] or difflib.get_close_matches(name, choices, n=1, cutoff=0.6))
-    return f"did you mean {close[0]!r}?" if close else None
+    close = [lowered[name.lower()]] if name.lower() in lowered else difflib.get_close_matches(name, choices, n=1)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    match = closest(name, candidates)
+    return None if match is None else f"did you mean {match!r}?"
+
+
+def suggest_table(identifier: str, identifiers: Iterable[str]) -> str | None:
+    """``did you mean 'DB.TABLE'?``: the table name compared within its database, or within the closest database
+    when that one does not exist; a bare table name is looked up in every database."""
+    tables: dict[str, list[str]] = {}
+    for full in identifiers:
+        database, _, name = full.partition(".")
+        tables.setdefault(database, []).append(name)
+    if identifier.count(".") != 1:
+        return did_you_mean(identifier, [f"{db}.{t}" for db, names in tables.items() for t in names if t == identifier])
+    database, name = identifier.split(".")
+    database = database if database in tables else closest(database, tables) or database
+    match = closest(name, tables.get(database, []))
+    return None if match is None else f"did you mean {database + '.' + match!r}?"
 
 
 def _is_local(warehouse: str) -> bool:

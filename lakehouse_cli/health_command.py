@@ -63,8 +63,8 @@ def health(ctx: click.Context, target: str | None, small_file_size: int | None,
 def _print_summary(scope: str, doc: dict[str, Any]) -> None:
     tables = doc["tables"]
     attention = [r for r in tables if r["status"] != "ok"]
-    print_table(f"{scope}: {doc['status'].upper()}, {len(tables)} table(s), {len(attention)} need(s) attention",
-                ["table", "status", *(NAMES[k] for k in CHECKS)],
+    echo(f"{scope}: {doc['status'].upper()}, {len(tables)} table(s), {len(attention)} need(s) attention")
+    print_table(None, ["table", "status", *(NAMES[k] for k in CHECKS)],
                 [(r["table"], r["status"], *(r[k]["status"] if k in r else "" for k in CHECKS)) for r in tables])
     for r in attention:
         if "message" in r:
