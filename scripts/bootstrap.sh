@@ -102,9 +102,7 @@ if [ "$stamp_base" != "$want" ] || ! extras_cover "$EXTRAS" "$stamp_extras"; the
   fi
   t=$SECONDS
   say "pip install -e '.[$EXTRAS]' into .venv (first time: ~1-2 min, mostly pyspark and dagster; log .cache/pip-venv.log)"
-  if [ "$MODE" = all ]; then  # the runtime saves the seconds: the venv's own pip installs all of it
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip || warn "pip could not upgrade itself"
-  fi
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip || warn "pip could not upgrade itself"
   pip_visible venv "$VENV/bin/python" -e ".[$EXTRAS]"
   printf '%s\nextras=%s\n' "$want" "$EXTRAS" > "$VENV/.bootstrap-stamp"
   say ".venv ready in $((SECONDS - t)) s"
