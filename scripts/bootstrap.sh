@@ -116,7 +116,7 @@ java_ok=1
 if [ "$MODE" = runtime ]; then
   # Spark needs a Java runtime; the oracles (full mode) need javac too
   if command -v java >/dev/null 2>&1; then
-    say "Java: $(java -version 2>&1 | head -1)"
+    say "Java: $(readlink -f "$(command -v java)")"  # not java -version: a JVM start costs seconds on a busy machine
   elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     t=$SECONDS
     say "no java: apt-get install openjdk-17-jre-headless (for Spark; ~30-60 s)"
