@@ -81,6 +81,16 @@ extras_cover() {
   for e in ${1//,/ }; do case "$have" in *",$e,"*) ;; *) return 1 ;; esac; done
 }
 
+# ---------------------------------------------------------------- 0. Java for Spark (runtime), beside pip
+# a machine without Java gets it from apt while pip works (both mostly wait on downloads); checked after step 1
+JAVA_PID=""
+if [ "$MODE" = runtime ] && ! command -v java >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "no java: apt-get install openjdk-17-jre-headless (for Spark), in the background while pip runs"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; } \
+    > "$CACHE/apt-java.log" 2>&1 &
+  JAVA_PID=$!
+fi
+
 # ---------------------------------------------------------------- 1. project venv
 VENV="$REPO/.venv"
 # the editable install maps only the top-level packages present at install time: a new one needs a reinstall.
@@ -115,14 +125,14 @@ ORACLE_MARK="$CACHE/paimon-oracle.unavailable"
 java_ok=1
 if [ "$MODE" = runtime ]; then
   # Spark needs a Java runtime; the oracles (full mode) need javac too
+  if [ -n "$JAVA_PID" ]; then
+    wait "$JAVA_PID" || { tail -20 "$CACHE/apt-java.log" >&2
+                          warn "apt-get install openjdk-17-jre-headless failed: install a Java 17 runtime for Spark"
+                          exit 1; }
+    say "Java installed after $((SECONDS - T0)) s (log .cache/apt-java.log)"
+  fi
   if command -v java >/dev/null 2>&1; then
     say "Java: $(readlink -f "$(command -v java)")"  # not java -version: a JVM start costs seconds on a busy machine
-  elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    t=$SECONDS
-    say "no java: apt-get install openjdk-17-jre-headless (for Spark; ~30-60 s)"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; } \
-      || { warn "apt-get install openjdk-17-jre-headless failed: install a Java 17 runtime for Spark"; exit 1; }
-    say "Java installed in $((SECONDS - t)) s"
   else
     warn "no java, and not root (or no apt-get): install a Java 17 runtime for Spark (e.g. openjdk-17-jre-headless)"
     exit 1
