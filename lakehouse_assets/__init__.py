@@ -1,5 +1,16 @@
 """Dagster layer: each Paimon table a materializable asset through an IO manager (built on table_format)."""
 
+try:
+    import dagster  # noqa: F401  (the dagster extra; say so rather than fail deep inside a handler)
+except ModuleNotFoundError as error:
+    if error.name != "dagster":
+        raise
+    raise ModuleNotFoundError(
+        "lakehouse_assets needs Dagster, which a plain install leaves out: install the dagster and spark extras, "
+        "e.g. pip install 'lakehouse[dagster,spark]' (from a checkout: pip install '/path/to/repo[dagster,spark]')",
+        name="dagster",
+    ) from None
+
 from lakehouse_assets.audit import audit_check_result, audited_table, paimon_publish_asset
 from lakehouse_assets.handlers.arrow import ArrowHandler
 from lakehouse_assets.handlers.base import ArrowPivotHandler, PaimonTypeHandler

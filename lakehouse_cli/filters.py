@@ -60,6 +60,12 @@ def _tokenize(text: str) -> list[_Token]:
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
+            start, k = pos, len(tokens)
+            while k and tokens[k - 1].kind in ("number", "word") and tokens[k - 1].pos + len(tokens[k - 1].text) == start:
+                k -= 1  # 2024/05/16, 2024-05-16T10:00: the run of characters began with a number or a word
+                start = tokens[k].pos
+            if k and (tokens[k - 1].kind == "op" or tokens[k - 1].text in ("(", ",")) and start < pos:
+                raise _quote_hint(text, start)
             raise _error(text, pos, "unexpected character")
         kind = m.lastgroup
         assert kind is not None
@@ -70,6 +76,18 @@ def _tokenize(text: str) -> list[_Token]:
 
 def _error(text: str, pos: int, message: str) -> UserError:
     return UserError(f"--filter {text!r}: {message} at position {pos + 1}")
+
+
+def _quote_hint(text: str, start: int) -> UserError:
+    """An unquoted value such as ``2024-05-16`` (a run of characters up to a space, ``,`` or ``)``): the error
+    shows the filter with it quoted."""
+    end = start
+    while end < len(text) and not text[end].isspace() and text[end] not in ",)":
+        end += 1
+    raw = text[start:end]
+    fixed = text[:start] + "'" + raw.replace("'", "''") + "'" + text[end:]
+    return UserError(f"--filter {text!r}: unquoted value {raw} at position {start + 1}: quote text, dates and "
+                     f"timestamps, e.g. --filter \"{fixed}\"")
 
 
 class _Parser:
@@ -182,6 +200,10 @@ class _Parser:
         if token.kind == "string":
             quote = token.text[0]
             return token.text[1:-1].replace(quote * 2, quote)
+        following = self._peek()
+        if (token.kind in ("number", "word") and following is not None and following.kind in ("number", "word")
+                and following.pos == token.pos + len(token.text)):
+            raise _quote_hint(self.text, token.pos)  # 2024-05-16, 10:30, 1.2.3: one unquoted value
         if token.kind == "number":
             return _number(token.text, self._type_of(column))
         if token.is_word("true", "false"):
@@ -189,6 +211,8 @@ class _Parser:
         if token.is_word("null"):
             self.i -= 1
             raise self._fail(f"null never equals anything; use '{column} is null'")
+        if token.kind == "word" and not token.is_word("and", "or", "not", "in", "is"):
+            raise _quote_hint(self.text, token.pos)  # status = paid
         self.i -= 1
         raise self._fail(f"expected a value for {column!r} (quote text: '...')")
 

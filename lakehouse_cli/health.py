@@ -1,6 +1,6 @@
 """`lakehouse health`: how a table stands against its own compaction and retention options.
 
-Five checks, each ``ok``, ``warn`` (maintenance is due), ``critical`` (writers stall) or ``error`` (the check
+Four checks, each ``ok``, ``warn`` (maintenance is due), ``critical`` (writers stall) or ``error`` (the check
 could not run; its message says why):
 
 * sorted runs per bucket (primary-key tables): level-0 files count one run each, every other non-empty level one
@@ -11,22 +11,26 @@ could not run; its message says why):
 * snapshots against retention: what an expiration with the table's options would do now (a dry run);
 * orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit), and the
   abandoned multipart uploads it would abort (object stores);
-* consumers (``consumer/consumer-<id>``, e.g. Dagster's incremental downstream assets): where each reads from and
-  how many snapshots were committed after it; ``warn`` when one points before the earliest snapshot (its reader
-  will find the snapshots it needs gone).
+* consumers (``consumer/consumer-<id>``): how far behind each is; ``warn`` when one's next snapshot was expired
+  (it cannot resume) or is older than ``snapshot.time-retained`` (it keeps snapshots retention would expire).
+
+``warehouse_health`` runs them over every table of the warehouse (or of one database).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import time
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
-from table_format import CoreOptions, Table, TableFormatError
+from table_format import CoreOptions, FileSystemCatalog, Table, TableFormatError
 
 SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio of table_format's compaction
 _RANK = {"ok": 0, "warn": 1, "critical": 2, "error": 3}
+CHECKS = ("sorted_runs", "small_files", "snapshots", "consumers", "orphans")
 
 
 def _options(table: Table) -> tuple[CoreOptions, dict[str, str]]:
@@ -111,14 +115,21 @@ def _orphans(table: Table, older_than: dt.timedelta | dt.datetime) -> dict[str, 
     }
 
 
-def _consumers(table: Table) -> dict[str, Any]:
-    snapshots = table.snapshots()
-    earliest, latest = (snapshots[0].id, snapshots[-1].id) if snapshots else (None, 0)
-    consumers = [{"id": c.consumer_id, "next_snapshot": c.next_snapshot,
-                  "snapshots_behind": max(0, latest - c.next_snapshot)} for c in table.consumers()]
-    stale = [c["id"] for c in consumers if earliest is not None and c["next_snapshot"] < earliest]
-    return {"status": "warn" if stale else "ok", "count": len(consumers), "consumers": consumers,
-            "before_earliest_snapshot": stale}
+def _consumers(table: Table, options: CoreOptions) -> dict[str, Any]:
+    snapshots = {s.id: s for s in table.snapshots()}
+    earliest = min(snapshots, default=None)
+    latest = max(snapshots, default=0)
+    retained_since_ms = (time.time() - options.snapshot_time_retained.total_seconds()) * 1000
+    docs, problems = [], []
+    for c in table.consumers():
+        pinned = snapshots.get(c.next_snapshot)
+        if earliest is not None and c.next_snapshot < earliest:
+            problems.append(f"{c.consumer_id}: its next snapshot {c.next_snapshot} was expired (earliest {earliest})")
+        elif pinned is not None and pinned.time_millis < retained_since_ms:
+            problems.append(f"{c.consumer_id}: keeps snapshot {c.next_snapshot} on, older than snapshot.time-retained")
+        docs.append({"consumer_id": c.consumer_id, "next_snapshot": c.next_snapshot,
+                     "behind": max(0, latest - c.next_snapshot + 1)})
+    return {"status": "warn" if problems else "ok", "count": len(docs), "consumers": docs, "problems": problems}
 
 
 def _guarded(check: Any, *args: Any) -> dict[str, Any]:
@@ -141,9 +152,25 @@ def table_health(table: Table, *, small_file_size: int | None = None,
         "sorted_runs": _guarded(_sorted_runs, table, buckets, options, raw),
         "small_files": _guarded(_small_files, buckets, options, raw, threshold),
         "snapshots": _guarded(_snapshots, table, options),
+        "consumers": _guarded(_consumers, table, options),
         "orphans": _guarded(_orphans, table, orphan_older_than),
-        "consumers": _guarded(_consumers, table),
     }
-    checks = [report[k]["status"] for k in ("sorted_runs", "small_files", "snapshots", "orphans", "consumers")]
-    report["status"] = max(checks, key=_RANK.__getitem__)
+    report["status"] = worst(report[k]["status"] for k in CHECKS)
     return report
+
+
+def worst(statuses: Iterable[str]) -> str:
+    return max(statuses, key=_RANK.__getitem__, default="ok")
+
+
+def warehouse_health(catalog: FileSystemCatalog, databases: Iterable[str], **options: Any) -> dict[str, Any]:
+    """``table_health`` of every table of `databases`; a table that cannot be loaded is ``error`` with the reason."""
+    reports: list[dict[str, Any]] = []
+    for database in databases:
+        for name in catalog.list_tables(database):
+            identifier = f"{database}.{name}"
+            try:
+                reports.append(table_health(catalog.load_table(identifier), **options))
+            except TableFormatError as e:
+                reports.append({"table": identifier, "status": "error", "message": " ".join(str(e).split())})
+    return {"status": worst(r["status"] for r in reports), "tables": reports}

@@ -1,8 +1,7 @@
-"""Read-only commands: list, describe, snapshots, files, partitions, tags, schemas, health."""
+"""Read-only commands: list, describe, snapshots, files, partitions, tags, schemas (health: health_command.py)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
@@ -10,10 +9,7 @@ import click
 
 from lakehouse_cli.context import json_option, state_of, wants_json
 from lakehouse_cli.describe import describe_json, snapshot_json
-from lakehouse_cli.health import table_health
 from lakehouse_cli.output import emit_json, human_bytes, print_pairs, print_table, rows_of
-from lakehouse_cli.params import AGE_OR_INSTANT, SIZE
-from lakehouse_cli.progress import spinner
 from table_format import FileSystemCatalog, TableFormatError
 
 TABLE = click.argument("table", metavar="DB.TABLE")
@@ -42,7 +38,7 @@ def list_tables(ctx: click.Context, database: str | None, as_json: bool) -> None
     """Databases and their tables (with keys, buckets and the latest snapshot)."""
     state = state_of(ctx)
     catalog = state.catalog
-    databases = [database] if database else catalog.list_databases()
+    databases = [state.database(database)] if database else catalog.list_databases()
     docs: list[dict[str, Any]] = []
     for db in databases:
         docs.append({"name": db, "tables": [_table_entry(catalog, db, name) for name in catalog.list_tables(db)]})
@@ -89,7 +85,6 @@ def describe(ctx: click.Context, table: str, as_json: bool) -> None:
         ("options", doc["options"] or "all defaults"),
         ("snapshots", doc["snapshot_count"]),
         ("tags", doc["tags"] or "none"),
-        ("iceberg metadata", doc["iceberg_metadata"] or "none (option metadata.iceberg.storage)"),
         ("latest snapshot", "none" if latest is None else
          f"{latest['snapshot_id']} ({latest['commit_kind']}, {_time_text(latest['commit_time'])} UTC, "
          f"{latest['total_record_count']} records)"),
@@ -213,52 +208,3 @@ def schemas(ctx: click.Context, table: str, as_json: bool) -> None:
                   ", ".join(f"{f['id']}:{f['name']} {_type_text(f['type'])}" for f in d["fields"]),
                   _keys_text(d["primary_keys"], d["partition_keys"]), d["options"]) for d in docs],
                 right=("id",))
-
-
-@click.command()
-@TABLE
-@click.option("--small-file-size", type=SIZE, help="Files below this are small (default 0.7 x target-file-size).")
-@click.option("--orphan-older-than", type=AGE_OR_INSTANT, default="1d", show_default=True,
-              help="Age from which an unreferenced file counts as an orphan.")
-@json_option
-@click.pass_context
-def health(ctx: click.Context, table: str, small_file_size: int | None, orphan_older_than: dt.timedelta | dt.datetime,
-           as_json: bool) -> None:
-    """Sorted runs, small files, snapshots against retention and orphan files, each ok / warn / critical."""
-    state = state_of(ctx)
-    loaded = state.table(table)
-    with spinner(f"checking {table}", enabled=state.progress):
-        report = table_health(loaded, small_file_size=small_file_size, orphan_older_than=orphan_older_than)
-    if wants_json(ctx, as_json):
-        emit_json(report)
-        return
-    print_table(f"{table}: {report['status'].upper()}", ["check", "status", "details"],
-                [(name, report[key]["status"], _health_details(key, report[key]))
-                 for key, name in (("sorted_runs", "sorted runs"), ("small_files", "small files"),
-                                   ("snapshots", "snapshots"), ("orphans", "orphan files"),
-                                   ("consumers", "consumers"))])
-
-
-def _health_details(key: str, check: dict[str, Any]) -> str:
-    if check["status"] == "error":
-        return check["message"]
-    if key == "sorted_runs":
-        if not check["applies"]:
-            return "append table: no sorted runs"
-        return (f"max {check['max_sorted_runs']} per bucket (compaction trigger {check['compaction_trigger']}, "
-                f"stop trigger {check['stop_trigger']}); {check['buckets_over_trigger']} bucket(s) at the trigger, "
-                f"{check['buckets_at_stop_trigger']} at the stop trigger")
-    if key == "small_files":
-        return (f"{check['small_files']} of {check['files']} files below {human_bytes(check['threshold_bytes'])} "
-                f"({human_bytes(check['small_bytes'])}); {len(check['crowded_buckets'])} bucket(s) with "
-                f">= {check['compaction_min_file_num']}")
-    if key == "snapshots":
-        expirable = check["expirable_now"]
-        return (f"{check['count']} snapshot(s) {check['earliest']}..{check['latest']}; retain min "
-                f"{check['retain_min']}, time {dt.timedelta(seconds=check['time_retained_seconds'])}; "
-                + (f"expiration would remove {len(expirable)} now" if expirable else "nothing to expire now"))
-    if key == "consumers":
-        return ", ".join(f"{c['id']} at snapshot {c['next_snapshot']} ({c['snapshots_behind']} behind)"
-                         for c in check["consumers"]) or "none"
-    uploads = f"; {len(check['abandoned_uploads'])} abandoned multipart upload(s)" if check["abandoned_uploads"] else ""
-    return f"{check['count']} file(s), {human_bytes(check['bytes'])} unreferenced{uploads}"

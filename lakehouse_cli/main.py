@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from lakehouse_cli import iceberg_command, inspect_commands, maintain_commands, read_command
+from lakehouse_cli import health_command, iceberg_command, inspect_commands, maintain_commands, read_command
 from lakehouse_cli.context import DEFAULT_WAREHOUSE, CliState
 from table_format import TableFormatError
 
@@ -69,7 +69,7 @@ def cli(ctx: click.Context, warehouse: str, as_json: bool, progress: bool | None
 
 for command in (
     inspect_commands.list_tables, inspect_commands.describe, inspect_commands.snapshots, inspect_commands.files,
-    inspect_commands.partitions, inspect_commands.tags, inspect_commands.schemas, inspect_commands.health,
+    inspect_commands.partitions, inspect_commands.tags, inspect_commands.schemas, health_command.health,
     read_command.read,
     maintain_commands.compact, maintain_commands.rescale, maintain_commands.expire_snapshots,
     maintain_commands.remove_orphan_files, maintain_commands.create_tag, maintain_commands.delete_tag,

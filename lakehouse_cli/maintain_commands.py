@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from lakehouse_cli.compact_reason import nothing_to_compact
 from lakehouse_cli.context import CliState, UserError, json_option, state_of, wants_json
 from lakehouse_cli.output import echo, emit_json, human_bytes
 from lakehouse_cli.params import AGE, AGE_OR_INSTANT, PARTITION
@@ -88,14 +89,15 @@ def _dry(apply: bool, done: str, would: str) -> str:
 def compact(ctx: click.Context, table: str, full: bool, partitions: tuple[dict[str, str], ...], spark: bool,
             as_json: bool) -> None:
     """Compact the table (or some partitions) into one COMPACT snapshot."""
-    result = run_maintenance(state_of(ctx), table, "compact", spark=spark, full=full,
-                             partitions=list(partitions) or None)
+    state = state_of(ctx)
+    result = run_maintenance(state, table, "compact", spark=spark, full=full, partitions=list(partitions) or None)
+    extra = _engine(spark)
     if result.snapshot_id is None:
-        text = "nothing to compact"
+        text = extra["reason"] = nothing_to_compact(state.table(table), full=full, partitions=list(partitions) or None)
     else:
         text = (f"compacted {result.compacted_buckets} bucket(s): {result.rewritten_files} file(s) merged into "
                 f"{result.new_files}, {result.upgraded_files} upgraded in place; snapshot {result.snapshot_id}")
-    report(ctx, as_json, table, "compact", result, text, extra=_engine(spark))
+    report(ctx, as_json, table, "compact", result, text, extra=extra)
 
 
 @click.command()

@@ -113,5 +113,5 @@ def print_pairs(title: str | None, pairs: Iterable[tuple[str, Any]]) -> None:
 
 
 def echo(message: str) -> None:
-    """A plain line on stdout (summaries)."""
-    stdout_console().print(message, markup=False)
+    """A plain line on stdout (summaries), never folded."""
+    stdout_console().print(message, markup=False, soft_wrap=True)

@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# Install everything the tests need, from package registries only (PyPI, Debian). Idempotent: a second
-# run with nothing changed takes about a second.
+# Install what the project needs, from package registries only (PyPI, Debian). Idempotent: a second run with
+# nothing changed takes about a second.
 #
-#   .venv/                       python3 -m venv + pip install -e '.[EXTRAS]' (stamp: hash of pyproject.toml + extras)
-#   JDK 17                       apt-get install openjdk-17-jdk-headless when javac is missing (root only)
+#   bash scripts/bootstrap.sh             everything the tests need (what scripts/test.sh and CI run)
+#   bash scripts/bootstrap.sh --runtime   only what the demo and the UI run (scripts/demo.sh, scripts/ui.sh):
+#                                         steps 1-2, the venv with the spark,dagster extras and a Java runtime
+#
+# Runtime (both modes):
+#   .venv/                       python3 -m venv + pip install -e '.[EXTRAS]' (stamp: hash of pyproject.toml, the
+#                                installed extras, python version, packages; a venv with more extras satisfies less)
+#   JDK 17                       apt-get install openjdk-17-jdk-headless when java/javac is missing (root only;
+#                                --runtime needs only java: openjdk-17-jre-headless)
+# Test peers (full mode only):
 #   .cache/paimon-oracle/        writable copy of ../shared/paimon-oracle, built with its setup.sh
 #                                (real Java Paimon 0.9 CLI, the interop oracle; see its README.md)
+#   .cache/paimon-oracle-2.0/, .cache/paimon-oracle-s3/   the Paimon 2.0.0 and the S3-enabled 0.9 oracles
 #   .cache/venv-pypaimon/        pypaimon 2.1.0 peer in its own venv (test-only; never installed into .venv)
+#   scripts/bootstrap_spark.sh   the executor venv and Paimon's own Spark connector (a pyspark 3.5/4.1 peer)
+#   chromium                     apt-get install chromium (the browser tests)
 #
 # Environment overrides:
 #   SHARED_DIR          folder holding paimon-oracle/ (default: $REPO/../shared)
 #   PAIMON_ORACLE_HOME  use this already-built oracle instead of .cache/paimon-oracle (not copied, not built)
 #   PYPAIMON_PYTHON     use this python (with pypaimon 2.1.0 importable) instead of .cache/venv-pypaimon
-#   EXTRAS              pip extras for .venv (default: dev,spark,dagster)
+#   EXTRAS              pip extras for .venv (default: dev,spark,dagster; with --runtime: spark,dagster)
 #   PYTHON              interpreter that creates the venvs (default: python3)
 #   ORACLE_JAR_DIRS     folders searched for the oracle's jars before setup.sh downloads them (checked against
 #                       lib/SHA256SUMS; default: ~/.cache/lakehouse/paimon-oracle-lib /tmp/oracle/lib;
@@ -24,8 +35,15 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
+MODE=all
+case "${1:-}" in
+  --runtime) MODE=runtime ;;
+  "") ;;
+  -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "bootstrap: unknown argument ${1} (use --runtime, or nothing for everything)" >&2; exit 2 ;;
+esac
 PY="${PYTHON:-python3}"
-EXTRAS="${EXTRAS:-dev,spark,dagster}"
+if [ "$MODE" = runtime ]; then EXTRAS="${EXTRAS:-spark,dagster}"; else EXTRAS="${EXTRAS:-dev,spark,dagster}"; fi
 SHARED_DIR="${SHARED_DIR:-$REPO/../shared}"
 CACHE="$REPO/.cache"
 mkdir -p "$CACHE"
@@ -34,28 +52,94 @@ T0=$SECONDS
 say() { printf 'bootstrap: %s\n' "$*"; }
 warn() { printf 'bootstrap: WARNING: %s\n' "$*" >&2; }
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+# pip with visible progress: one line per package collected, download (with its size), wheel built, and the final
+# install, each with the seconds since the step began; the whole output goes to .cache/pip-<name>.log
+pip_visible() {  # NAME PYTHON PIP-ARGS...
+  local name="$1" py="$2" t=$SECONDS rc
+  shift 2
+  set +e
+  "$py" -m pip install --disable-pip-version-check --progress-bar off "$@" 2>&1 | tee "$CACHE/pip-$name.log" \
+    | { grep --line-buffered -E '^ *(Collecting|Downloading|Building wheel|Installing collected|Successfully|ERROR)' \
+        | while true; do
+            if IFS= read -r -t 15 line; then
+              line="${line#"${line%%[![:space:]]*}"}"
+              printf '  pip %4d s  %s\n' "$((SECONDS - t))" "${line:0:150}"
+            elif [ $? -gt 128 ]; then  # nothing for 15 s (unpacking pyspark's 400 MB): say it still works
+              printf '  pip %4d s  ... still working\n' "$((SECONDS - t))"
+            else
+              break
+            fi
+          done; true; }
+  rc="${PIPESTATUS[0]}"
+  set -e
+  [ "$rc" = 0 ] || { tail -20 "$CACHE/pip-$name.log" >&2; warn "pip install failed (log: $CACHE/pip-$name.log)"; }
+  return "$rc"
+}
+# every extra of $1 (comma-separated) is in $2
+extras_cover() {
+  local have=",$2," e
+  for e in ${1//,/ }; do case "$have" in *",$e,"*) ;; *) return 1 ;; esac; done
+}
+
+# ---------------------------------------------------------------- 0. Java for Spark (runtime), beside pip
+# a machine without Java gets it from apt while pip works (both mostly wait on downloads); checked after step 1
+JAVA_PID=""
+if [ "$MODE" = runtime ] && ! command -v java >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "no java: apt-get install openjdk-17-jre-headless (for Spark), in the background while pip runs"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; } \
+    > "$CACHE/apt-java.log" 2>&1 &
+  JAVA_PID=$!
+fi
 
 # ---------------------------------------------------------------- 1. project venv
 VENV="$REPO/.venv"
-# the editable install maps only the top-level packages present at install time: a new one needs a reinstall
+# the editable install maps only the top-level packages present at install time: a new one needs a reinstall.
+# The stamp is two lines: what the install depends on, then the extras installed; a venv installed with more
+# extras (test.sh's dev) satisfies the runtime, and a runtime reinstall keeps the extras it had (no ping-pong).
 pkgs="$(find . -mindepth 2 -maxdepth 2 -name __init__.py -not -path './.*' | sort | tr '\n' ' ')"
-want="$(hash_of pyproject.toml)-$EXTRAS-$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-$pkgs"
+want="$(hash_of pyproject.toml)-$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-$pkgs"
+stamp_base="$(sed -n 1p "$VENV/.bootstrap-stamp" 2>/dev/null || true)"
+stamp_extras="$(sed -n 's/^extras=//p' "$VENV/.bootstrap-stamp" 2>/dev/null || true)"
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating $VENV ($("$PY" --version 2>&1))"
   "$PY" -m venv "$VENV"
+  stamp_extras=""
 fi
-if [ "$(cat "$VENV/.bootstrap-stamp" 2>/dev/null || true)" != "$want" ]; then
-  say "pip install -e '.[$EXTRAS]' into .venv"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[$EXTRAS]"
-  echo "$want" > "$VENV/.bootstrap-stamp"
+if [ "$stamp_base" != "$want" ] || ! extras_cover "$EXTRAS" "$stamp_extras"; then
+  if [ "$stamp_base" = "$want" ] || [ "$MODE" = runtime ]; then
+    # keep what the venv had (a runtime bootstrap never drops test.sh's dev extra)
+    for e in ${stamp_extras//,/ }; do extras_cover "$e" "$EXTRAS" || EXTRAS="$EXTRAS,$e"; done
+  fi
+  t=$SECONDS
+  say "pip install -e '.[$EXTRAS]' into .venv (first time: ~1-2 min, mostly pyspark and dagster; log .cache/pip-venv.log)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip || warn "pip could not upgrade itself"
+  pip_visible venv "$VENV/bin/python" -e ".[$EXTRAS]"
+  printf '%s\nextras=%s\n' "$want" "$EXTRAS" > "$VENV/.bootstrap-stamp"
+  say ".venv ready in $((SECONDS - t)) s"
 else
-  say ".venv up to date (pyproject.toml, extras and packages unchanged)"
+  say ".venv up to date (pyproject.toml, extras $stamp_extras and packages unchanged)"
 fi
 
 # ---------------------------------------------------------------- 2. JDK 17
 ORACLE_MARK="$CACHE/paimon-oracle.unavailable"
 java_ok=1
+if [ "$MODE" = runtime ]; then
+  # Spark needs a Java runtime; the oracles (full mode) need javac too
+  if [ -n "$JAVA_PID" ]; then
+    wait "$JAVA_PID" || { tail -20 "$CACHE/apt-java.log" >&2
+                          warn "apt-get install openjdk-17-jre-headless failed: install a Java 17 runtime for Spark"
+                          exit 1; }
+    say "Java installed after $((SECONDS - T0)) s (log .cache/apt-java.log)"
+  fi
+  if command -v java >/dev/null 2>&1; then
+    say "Java: $(readlink -f "$(command -v java)")"  # not java -version: a JVM start costs seconds on a busy machine
+  else
+    warn "no java, and not root (or no apt-get): install a Java 17 runtime for Spark (e.g. openjdk-17-jre-headless)"
+    exit 1
+  fi
+  say "done in $((SECONDS - T0)) s (runtime only: the test peers come with scripts/test.sh)"
+  exit 0
+fi
 if ! command -v javac >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "no javac: apt-get install openjdk-17-jdk-headless"

@@ -1,12 +1,53 @@
 #!/usr/bin/env bash
-# The project's test command: installs what is missing (scripts/bootstrap.sh), lints, then runs pytest.
-#   bash scripts/test.sh                       # everything (tests/ per pyproject testpaths)
-#   bash scripts/test.sh tests/test_x.py -k y  # any pytest arguments
-#   LINT=0 bash scripts/test.sh ...            # skip ruff + lint-imports while iterating (CI always lints)
-# Exits non-zero on a lint error, on any test failure, and when no test ran (pytest exit code 5).
+# The project's test command: installs what is missing (scripts/bootstrap.sh: the venv with the dev extra and every
+# test peer), lints, then runs pytest. `bash scripts/test.sh --help` prints the usage below (and does nothing else).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
+
+usage() {
+  cat <<'USAGE'
+usage: bash scripts/test.sh [PYTEST ARGS...]
+
+Installs what the tests need (scripts/bootstrap.sh: .venv with the dev,spark,dagster extras, JDK 17, the Java
+Paimon 0.9 / 2.0 / S3 oracles, the pypaimon 2.1 peer, the Spark executor venv and Paimon's Spark connector peer,
+chromium; a second run takes seconds), lints (ruff, mypy table_format, lint-imports), then runs pytest with the
+given arguments (none: all of tests/). Exits non-zero on a lint error, a failing test, or when no test ran.
+
+  bash scripts/test.sh                                  # everything: ~17-18 min on a 2-core machine (what CI runs:
+                                                        # bash .ci/run, CI=true), plus ~5 min of set-up the first time
+  bash scripts/test.sh tests/cli                        # one suite
+  bash scripts/test.sh tests/cli/test_cli_read.py -k filter   # one file, tests matching a name
+  bash scripts/test.sh -m "not interop and not browser" # by marker
+  LINT=0 bash scripts/test.sh tests/cli -x -q           # skip the lint while iterating (CI always lints)
+  .venv/bin/python -m pytest tests/cli -q               # after set-up: pytest directly, no bootstrap, no lint
+
+suites (tests/...):
+  table_format   the library: format, writes, reads, merge engines, maintenance, errors
+  interop        against real Java Paimon 0.9 and 2.0 (oracle CLIs) and pypaimon 2.1
+  spark          format("paimon") and distributed maintenance on local Spark (one session per process)
+  dagster        assets, IO manager, jobs, sensor, schedule, checks, the demo end to end
+  cli            the lakehouse command line
+  s3             s3:// warehouses against a SeaweedFS server on 127.0.0.1
+  reliability    crashes, faults, concurrency, fuzzing (soak variants only with -m slow or RUN_SLOW=1)
+  browser        headless Chromium against dagster dev (screenshots in .cache/artifacts/browser/)
+  test_readme.py the README's Python snippets, run twice in a fresh interpreter
+
+markers (-m):
+  interop   real Java Paimon (paimon-oracle) or pypaimon 2.1.0
+  slow      long-running (the reliability soak variants are deselected unless asked for)
+  spark     needs a local SparkSession
+  cluster   starts a Spark standalone cluster on loopback
+  dagster   runs Dagster (materialize, jobs, sensors)
+  browser   drives headless Chromium against dagster dev
+  s3        needs the SeaweedFS S3 server
+
+A missing peer makes its tests skip locally (with the reason) and fail under CI=true.
+environment: LINT=0 (skip lint), CI=true (fail instead of skip), PAIMON_ORACLE_HOME, PYPAIMON_PYTHON (peers
+built elsewhere), SPARK_MASTER (default local[2]).
+USAGE
+}
+case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
 bash scripts/bootstrap.sh
 

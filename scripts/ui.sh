@@ -5,8 +5,11 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-if [ ! -x .venv/bin/dagster ] || ! .venv/bin/python -c "import dagster_webserver, dagster_pyspark" 2>/dev/null; then
-  bash scripts/bootstrap.sh
+if [ ! -x .venv/bin/dagster ] || ! command -v java >/dev/null 2>&1 || ! .venv/bin/python -c "
+import importlib.util as u, sys
+sys.exit(any(u.find_spec(m) is None for m in ('table_format', 'dagster_webserver', 'dagster_pyspark', 'pyspark')))" 2>/dev/null
+then
+  bash scripts/bootstrap.sh --runtime   # the venv (spark, dagster extras) and Java; no test peers
 fi
 export DAGSTER_HOME="${DAGSTER_HOME:-$REPO/.dagster_home}"
 export LAKEHOUSE_WAREHOUSE="${LAKEHOUSE_WAREHOUSE:-$REPO/warehouse}"

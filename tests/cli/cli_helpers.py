@@ -64,8 +64,8 @@ class Run:
         assert result.exit_code == code, f"exit {result.exit_code}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
         return result
 
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, "--json").stdout)
+    def json(self, *args: str, code: int = 0) -> Any:
+        return json.loads(self(*args, "--json", code=code).stdout)
 
 
 def tree(path: str) -> dict[str, bytes]:
