@@ -63,7 +63,7 @@ class PaimonDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         merged = session_options(self.options, schema, defaults=self.defaults)
         if stored_table(schema) is not None and "columns" not in merged:  # a session table: its catalog columns
-            merged["columns"] = ",".join(f.name for f in schema.fields)
+            merged["columns"] = ",".join(f.name for f in schema.fields if f.name != ROW_KIND)
         options = read_options(merged)
         if self.pinned_snapshot_id is not None:  # None also when a schema was given with .schema(...)
             options = dataclasses.replace(options, snapshot_id=self.pinned_snapshot_id)

@@ -32,7 +32,6 @@ from jobs.spark.types import check_writable, to_table_units
 from table_format import (
     CommitMessage,
     OptionError,
-    SchemaError,
     Table,
     commit_write,
     discard_written_files,
