@@ -43,6 +43,7 @@ from table_format.write.schema_merge import (
 )
 
 WRITE_BUFFER_SIZE = 256 << 20
+MAX_SEQUENCE = (1 << 63) - 1
 
 
 @dataclass
@@ -275,6 +276,9 @@ class TableWrite:
             state = self._buckets[(partition, bucket)]
             jobs.append((partition, bucket, order[start:end], state.next_sequence))
             state.next_sequence += int(end - start)
+            if state.base + state.next_sequence * self._slots > MAX_SEQUENCE:  # numpy int64 would wrap silently
+                raise SchemaError(f"table {store.identifier!r}: the sequence numbers of bucket {bucket} would pass "
+                                  f"{MAX_SEQUENCE}; rewrite the table (an overwrite numbers from 0)")
 
         def write_bucket(job: tuple[bytes, int, np.ndarray, int]) -> None:
             partition, bucket, in_input_order, first_sequence = job
