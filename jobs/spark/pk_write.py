@@ -19,8 +19,12 @@ These tasks never compact (two could rewrite the same files): their files stay o
 each bucket: the fast path, with compaction in the writers and no level-0 pile-up; it marks its write ``routed``,
 and its commit checks that the routing held.
 
-Dynamic-bucket tables (``bucket`` = -1) assign new keys to buckets per partition; two tasks could give one new key
-two buckets, so a plain write whose tasks share a partition is refused there (``jobs.spark.write`` routes it).
+Dynamic-bucket tables (``bucket`` = -1) keep a key -> bucket index per partition (HASH files). In a plain write
+the tasks number their rows in slots too, and a key not yet in the index goes to a bucket chosen from its hash and
+the index the task loaded (a non-full bucket or the smallest unused id): every task that holds the key picks the
+same bucket. Several tasks' HASH files of one bucket are merged into one at the commit (the union of theirs). New
+keys spread over fewer buckets than ``dynamic-bucket.target-row-num`` would give with one writer (at most one new
+bucket per write); ``jobs.spark.write`` (one task per partition) fills buckets as Paimon's assigner does.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Protocol
 from pyspark import TaskContext
 
 from table_format import CommitMessage, SchemaError, Table
+from table_format.write.dynamic_bucket import merge_shared_indexes
 
 SLOTS = 1 << 16  # at most this many Spark tasks (partitions) in one plain write of a primary-key table
 ROUTED = "routed"  # write option: "true" when each bucket (partition, dynamic buckets) is in one task
@@ -42,7 +47,7 @@ class TaskOutput(Protocol):
 
 def task_sequence_slot(one_writer_per: str | None, *, routed: bool, table: str) -> tuple[int, int] | None:
     """On an executor: the sequence slot of this task's writer, or None (one writer per bucket: plain numbers)."""
-    if one_writer_per != "bucket" or routed:
+    if one_writer_per is None or routed:
         return None
     context = TaskContext.get()
     slot = context.partitionId() if context is not None else 0
@@ -52,10 +57,19 @@ def task_sequence_slot(one_writer_per: str | None, *, routed: bool, table: str) 
     return slot, SLOTS
 
 
+def merge_task_indexes(table: Table, messages: list[CommitMessage], one_writer_per: str | None, *,
+                       routed: bool) -> tuple[list[CommitMessage], list[str], list[str]]:
+    """A plain write of a dynamic-bucket table: one HASH index file per bucket that several tasks extended (the
+    union of theirs). Returns (messages, index files written, the tasks' files they replace)."""
+    if one_writer_per != "partition" or routed:
+        return messages, [], []
+    return merge_shared_indexes(table.store, messages)
+
+
 def check_writers(tasks: Sequence[TaskOutput], table: Table, one_writer_per: str | None, *, routed: bool) -> None:
-    """Refuse a job in which two tasks wrote what one writer must own: a bucket of a routed write (the routing
-    failed), a partition of a dynamic-bucket table (two tasks could give one key two buckets)."""
-    if one_writer_per is None or (one_writer_per == "bucket" and not routed):
+    """Refuse a routed job in which two tasks wrote what one writer must own (the routing failed): a bucket, or a
+    partition of a dynamic-bucket table (where two tasks could give one new key two buckets)."""
+    if one_writer_per is None or not routed:
         return
     owner: dict[tuple[bytes, int], int] = {}
     for task_index, task in enumerate(tasks):
@@ -68,8 +82,6 @@ def check_writers(tasks: Sequence[TaskOutput], table: Table, one_writer_per: str
                 where = f" of partition {values}" if values else ""
                 raise SchemaError(
                     f"table {table.identifier!r}: Spark tasks {first} and {task_index} both wrote {what}{where}; a "
-                    f"{'routed write' if routed else 'dynamic-bucket table'} needs each {one_writer_per} written by "
-                    "one task (two tasks could assign one key to two buckets). Write with "
-                    "jobs.spark.write(df, table_path, mode=...), which routes rows by partition, or coalesce the "
-                    "DataFrame to one partition"
+                    f"routed write needs each {one_writer_per} written by one task: the DataFrame was repartitioned "
+                    "after jobs.spark.route, or the 'routed' option was set by hand; write without it"
                 )

@@ -25,7 +25,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
-from jobs.spark.pk_write import ROUTED, check_writers, task_sequence_slot
+from jobs.spark.pk_write import ROUTED, check_writers, merge_task_indexes, task_sequence_slot
 from jobs.spark.read_options import CATALOG_OPTION_PREFIX, catalog_options, table_path
 from jobs.spark.threads import limit_to_task
 from jobs.spark.types import check_writable, to_table_units
@@ -155,22 +155,28 @@ class PaimonWriter(DataSourceArrowWriter):
         plan = self.plan
         tasks = [m for m in messages if isinstance(m, TaskCommit)]
         table = open_table(plan.path, options=plan.catalog_options)
+        messages = [m for t in tasks for m in t.messages]
+        merged_paths: list[str] = []
+        superseded: list[str] = []
         try:
             check_writers(tasks, table, plan.one_writer_per, routed=plan.routed)
-            commit_write(table, [m for t in tasks for m in t.messages],
+            messages, merged_paths, superseded = merge_task_indexes(table, messages, plan.one_writer_per,
+                                                                    routed=plan.routed)
+            commit_write(table, messages,
                          mode="overwrite" if plan.overwrite else "append",
                          overwrite_partitions=list(plan.overwrite_partitions) if plan.overwrite_partitions else None,
                          commit_user=plan.commit_user)
         except BaseException:
-            self._discard(table, tasks)
+            self._discard(table, tasks, merged_paths)
             raise
+        discard_written_files(table, superseded)  # the tasks' HASH files that the merged ones replaced
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         table = open_table(self.plan.path, options=self.plan.catalog_options)
         self._discard(table, [m for m in messages if isinstance(m, TaskCommit)])
 
-    def _discard(self, table: Table, tasks: Sequence[TaskCommit]) -> None:
-        """Delete the tasks' files, unless this job's commit may have landed."""
+    def _discard(self, table: Table, tasks: Sequence[TaskCommit], extra: Sequence[str] = ()) -> None:
+        """Delete the tasks' files (and ``extra`` ones the commit wrote), unless this job's commit may have landed."""
         if table_commit_landed(table, self.plan.commit_user, after_snapshot_id=self.plan.base_snapshot_id):
             return
-        discard_written_files(table, [p for t in tasks for p in t.written_paths])
+        discard_written_files(table, [p for t in tasks for p in t.written_paths] + list(extra))

@@ -252,7 +252,8 @@ class TableWrite:
         store = self.store
         n = rows.num_rows
         part_cols = list(store.schema.partition_keys)
-        buckets = buckets_of(store, rows, part_cols, self._indexes, ignore_previous_files=self.ignore_previous_files)
+        buckets = buckets_of(store, rows, part_cols, self._indexes, ignore_previous_files=self.ignore_previous_files,
+                             shared=self._slots > 1)
         key_cols = [f.name for f in store.key_fields] if store.has_primary_key else []
         seq_cols = [c for c in store.options.sequence_fields if c not in key_cols] if store.has_primary_key else []
         for c in seq_cols:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from pyspark.sql.utils import CapturedException
 
 from jobs.spark import compact
 from jobs.spark.pk_write import SLOTS
@@ -72,11 +71,31 @@ def test_plain_write_of_overlapping_keys_from_four_tasks(spark, warehouse, oracl
     assert _rows(oracle2.read(warehouse, "db", "pk")) == before
 
 
-def test_plain_insert_into_dynamic_bucket_table_sharing_a_partition_is_refused(spark, warehouse):
+def test_plain_write_of_a_dynamic_bucket_table_from_four_tasks(spark, warehouse, oracle, oracle2):
     catalog = FileSystemCatalog(warehouse)
     catalog.create_database("db")
     table = catalog.create_table("db.dyn", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
-                                 options={"bucket": "-1"})
-    with pytest.raises(CapturedException, match="jobs.spark.write"):
-        _df(spark, _task_rows("a")).write.format("paimon").mode("append").save(table.path)
-    assert table.latest_snapshot() is None
+                                 options={"bucket": "-1", "dynamic-bucket.target-row-num": "10"})
+    write_table(table, pa.table({"id": pa.array(range(25), pa.int64()), "dt": ["d"] * 25, "v": ["old"] * 25},
+                                schema=SCHEMA))
+    # every task holds keys 10..49 twice: 10..24 are in the index, 25..49 are new to it (and to every task)
+    rows = [(k, "d", f"a{t}-{k}-{j}") for t in range(TASKS) for j in range(2) for k in range(10, 50)]
+    _df(spark, rows).write.format("paimon").mode("append").save(table.path)
+    table = open_table(table.path)
+    ours = _rows(table.scan().to_arrow().to_pylist())
+    assert [r[0] for r in ours] == list(range(50))  # no key in two buckets
+    assert all(v == "old" if k < 10 else v.endswith(f"-{k}-1") for k, _, v in ours)
+    assert ours == _rows(oracle.read(warehouse, "db", "dyn"))
+    assert ours == _rows(oracle2.read(warehouse, "db", "dyn"))
+    index = [e for e in table.system_table("files").to_pylist() if e["level"] == 0]
+    assert len({f["bucket"] for f in index}) >= 2
+
+    # the merged HASH index knows every key: a later write of old and new keys replaces them, never duplicates
+    write_table(table, pa.table({"id": pa.array([3, 30, 49], pa.int64()), "dt": ["d"] * 3, "v": ["z"] * 3},
+                                schema=SCHEMA))
+    after = _rows(open_table(table.path).scan().to_arrow().to_pylist())
+    assert [r[0] for r in after] == list(range(50))
+    assert {k: v for k, _, v in after if v == "z"} == {3: "z", 30: "z", 49: "z"}
+    compact(spark, table.path, full=True)
+    assert _rows(open_table(table.path).scan().to_arrow().to_pylist()) == after
+    assert _rows(oracle2.read(warehouse, "db", "dyn")) == after
