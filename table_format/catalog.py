@@ -24,7 +24,7 @@ from table_format.errors import (
 )
 from table_format.features import check_table_features, check_write_features
 from table_format.iceberg import check_iceberg_writable, sync_after_commit
-from table_format.io.factory import file_io_for_uri, path_of
+from table_format.io.factory import file_io_for_uri, normalize_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
 from table_format.io.paths import MAIN_BRANCH, SCHEMA_DIR, TablePaths
@@ -86,7 +86,7 @@ class FileSystemCatalog:
         stores without create-if-absent; installed on the FileIO, see docs/commit-protocol.md. `options`:
         catalog options of s3:// warehouses (`s3.endpoint`, `s3.access-key`, `s3.secret-key`, `s3.region`, ...;
         unset keys come from the AWS environment variables), see docs/object-storage.md."""
-        self.warehouse_uri = str(warehouse)
+        self.warehouse_uri = normalize_uri(str(warehouse))  # file:/x -> /x, s3a:// -> s3://
         if commit_lock is not None and not isinstance(commit_lock, CommitLock):
             raise OptionError(f"commit_lock must have a lock(key) context manager method, got {commit_lock!r}")
         if file_io is None:

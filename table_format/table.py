@@ -227,10 +227,13 @@ class Table:
         return plan_changes(self.store, start_snapshot_id, end_snapshot_id, merged=merged)
 
     # ---- writing -------------------------------------------------------------------------
-    def new_write(self, *, overwrite: bool = False, schema_mode: str = "strict") -> TableWrite:
+    def new_write(self, *, overwrite: bool = False, schema_mode: str = "strict",
+                  sequence_slot: tuple[int, int] | None = None) -> TableWrite:
         """A writer for a two-phase commit. `schema_mode="merge"`: input columns the table lacks are added and
-        safe widenings applied; the evolved schema is published by `prepare_commit` (see write/schema_merge.py)."""
-        return TableWrite(self.store, ignore_previous_files=overwrite, schema_mode=schema_mode)
+        safe widenings applied; the evolved schema is published by `prepare_commit` (see write/schema_merge.py).
+        `sequence_slot=(slot, slots)`: one of several writers of the same buckets in one commit (TableWrite)."""
+        return TableWrite(self.store, ignore_previous_files=overwrite, schema_mode=schema_mode,
+                          sequence_slot=sequence_slot)
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: bool = False,
                overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,

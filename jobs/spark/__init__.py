@@ -5,11 +5,14 @@ from jobs.spark.maintenance import compact, expire_snapshots, remove_orphan_file
 from jobs.spark.routing import write
 from jobs.spark.session import spark_session
 from jobs.spark.shipping import ship_code
+from jobs.spark.sql import register_table, register_warehouse
 
 __all__ = [
     "compact",
     "expire_snapshots",
     "register_data_source",
+    "register_table",
+    "register_warehouse",
     "remove_orphan_files",
     "rescale",
     "ship_code",

@@ -22,6 +22,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
 from jobs.spark.reader import PaimonReader, PushdownReader, pinned_snapshot, read_schema
+from jobs.spark.sql import check_writable_options, session_options, stored_table, tag_session_table
 from jobs.spark.types import spark_schema
 from jobs.spark.writer import PaimonWriter, plan_write
 from table_format import SchemaError
@@ -34,6 +35,7 @@ class PaimonDataSource(DataSource):
     """Spark's entry point; ``self.options`` holds the user's options (case-insensitive) and ``path``."""
 
     pinned_snapshot_id: int | None = None  # set by schema(), at load()
+    defaults: dict[str, str] = {}  # catalog options of every table (register_warehouse); never in Spark's catalog
 
     @classmethod
     def name(cls) -> str:
@@ -56,19 +58,29 @@ class PaimonDataSource(DataSource):
         if opts.incremental is not None:  # deletions carry only some columns: every column may be null
             schema = StructType([StructField(f.name, f.dataType, True) for f in schema.fields]
                                 + [StructField(ROW_KIND, StringType(), False)])
-        return schema
+        return tag_session_table(schema, self.options)  # CREATE TABLE: the path kept in the catalog (jobs/spark/sql.py)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        options = read_options(self.options)
+        merged = session_options(self.options, schema, defaults=self.defaults)
+        if stored_table(schema) is not None and "columns" not in merged:  # a session table: its catalog columns
+            merged["columns"] = ",".join(f.name for f in schema.fields if f.name != ROW_KIND)
+        options = read_options(merged)
         if self.pinned_snapshot_id is not None:  # None also when a schema was given with .schema(...)
             options = dataclasses.replace(options, snapshot_id=self.pinned_snapshot_id)
         return (PushdownReader if options.pushdown else PaimonReader)(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        return PaimonWriter(plan_write(self.options, schema, overwrite=overwrite))
+        options = session_options(self.options, schema, defaults=self.defaults)
+        check_writable_options(options, path=options["path"])
+        return PaimonWriter(plan_write(options, schema, overwrite=overwrite))
 
 
-def register_data_source(spark: SparkSession) -> None:
-    """Register ``format("paimon")`` on this session and turn on Python filter pushdown (the reader needs it)."""
+def register_data_source(spark: SparkSession, *, defaults: dict[str, str] | None = None) -> None:
+    """Register ``format("paimon")`` on this session and turn on Python filter pushdown (the reader needs it).
+    ``defaults``: catalog options (``s3.*``) every read and write of the session gets unless it gives its own."""
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(PaimonDataSource)
+    source = PaimonDataSource
+    if defaults:
+        # a class made here is pickled by value (cloudpickle), defaults included, to every Python worker
+        source = type("PaimonDataSourceWithDefaults", (PaimonDataSource,), {"defaults": dict(defaults)})
+    spark.dataSource.register(source)

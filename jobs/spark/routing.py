@@ -27,6 +27,7 @@ from pyspark.sql.types import IntegerType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
 from jobs.spark.data_source import FORMAT
+from jobs.spark.pk_write import ROUTED
 from jobs.spark.read_options import catalog_options, open_branch
 from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, single_writer_unit
 from table_format import OptionError, SchemaError, Table, open_table
@@ -40,6 +41,10 @@ def write(df: DataFrame, table_path: str, *, mode: str = "append",
           primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
           table_options: Mapping[str, str] | None = None, branch: str | None = None) -> int | None:
     """Write ``df`` into the table at ``table_path`` in one commit; returns the new snapshot id (None: no change).
+
+    The fast path for primary-key tables: rows are routed so that one task writes each bucket, which numbers its
+    rows one by one and compacts as Paimon's writers do. A plain ``df.write.format("paimon")`` is also correct
+    but leaves its files on level 0 until a compaction (jobs/spark/pk_write.py).
 
     ``mode`` is "append" (primary-key tables upsert) or "overwrite" (the whole table, or ``overwrite_partitions``
     such as ``[{"dt": "2024-05-14"}]``). ``num_partitions``: the writing tasks (default
@@ -62,7 +67,8 @@ def write(df: DataFrame, table_path: str, *, mode: str = "append",
     if branch is not None:
         table = table.branch(branch)
     base = table.latest_snapshot()
-    writer = routed.write.format(FORMAT).mode(mode).options(**catalog_options(s3_options)).option(COMMIT_USER, commit_user)
+    writer = (routed.write.format(FORMAT).mode(mode).options(**catalog_options(s3_options))
+              .option(COMMIT_USER, commit_user).option(ROUTED, "true"))
     if branch is not None:
         writer = writer.option("branch", branch)
     if overwrite_partitions is not None:

@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from jobs.spark.data_source import register_data_source
 from jobs.spark.shipping import ship_code
+from jobs.spark.sql import register_warehouse
 from jobs.spark.threads import POLARS_THREADS_ENV
 
 DEFAULT_MASTER = "local[2]"
@@ -35,11 +36,12 @@ _CONF: dict[str, str] = {
 
 
 def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
-                  conf: dict[str, str] | None = None) -> SparkSession:
+                  conf: dict[str, str] | None = None, warehouse: str | None = None) -> SparkSession:
     """A SparkSession (created, or the active one) with the ``paimon`` data source registered.
 
     ``master`` defaults to ``$SPARK_MASTER``, then ``local[2]``. ``conf`` adds or overrides Spark settings.
     Sets ``SPARK_LOCAL_IP`` and ``PYSPARK_PYTHON`` (to this interpreter) when they are unset, before the JVM starts.
+    ``warehouse``: also ``register_warehouse(spark, warehouse)`` (session tables ``db.table`` for ``spark.sql``).
     """
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -54,4 +56,6 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
     spark = builder.getOrCreate()
     ship_code(spark)  # table_format and jobs as a zip (addPyFile) when the executors may not have them
     register_data_source(spark)
+    if warehouse is not None:
+        register_warehouse(spark, warehouse)
     return spark

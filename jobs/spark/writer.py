@@ -6,10 +6,10 @@ snapshot for the whole job (``table_format.commit_write``, write_table's semanti
 the commit) deletes every file the tasks wrote, unless the commit may have landed (then nothing is deleted; files
 of tasks Spark did not report are left as orphans for ``remove_orphan_files``).
 
-Primary-key tables need one writer per bucket (fixed buckets) or per partition (dynamic buckets, whose key index is
-per partition), as Paimon's own writers guarantee by routing rows. A Spark writer cannot ask for a distribution, so
-``commit()`` checks it and refuses a job where two tasks wrote the same bucket; ``jobs.spark.write`` routes rows so
-that the check holds.
+Primary-key tables: Paimon's own writers route rows so that one writer owns each bucket. A Spark writer cannot ask
+for a distribution: in a plain write each task numbers its rows in a sequence slot of its own (jobs/spark/pk_write.py)
+so that tasks sharing a bucket merge by number; ``jobs.spark.write`` routes rows (one task per bucket, or per
+partition on dynamic-bucket tables), and ``commit()`` checks that the routing held.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
+from jobs.spark.pk_write import ROUTED, check_writers, merge_task_indexes, task_sequence_slot
 from jobs.spark.read_options import CATALOG_OPTION_PREFIX, branch_option, catalog_options, open_branch, table_path
 from jobs.spark.threads import limit_to_task
 from jobs.spark.types import check_writable, to_table_units
 from table_format import (
     CommitMessage,
     OptionError,
-    SchemaError,
     Table,
     commit_write,
     discard_written_files,
@@ -42,7 +42,7 @@ OVERWRITE_PARTITIONS = "overwrite-partitions"
 COMMIT_USER = "commit-user"  # recorded in the snapshot; default a random UUID per write
 PRIMARY_KEY_OPTIONS = ("primary-key", "primary-keys")  # "id" or "dt,id": keys of a table the write creates
 PARTITION_KEY_OPTIONS = ("partition-keys", "partition")
-_NOT_TABLE_OPTIONS = {"path", "warehouse", "branch", COMMIT_USER, OVERWRITE_PARTITIONS, *PRIMARY_KEY_OPTIONS,
+_NOT_TABLE_OPTIONS = {"path", "warehouse", "branch", COMMIT_USER, OVERWRITE_PARTITIONS, ROUTED, *PRIMARY_KEY_OPTIONS,
                       *PARTITION_KEY_OPTIONS}
 
 
@@ -67,6 +67,7 @@ class WritePlan:
     base_snapshot_id: int | None
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
     branch: str | None = None  # option "branch": write that Paimon branch of the table
+    routed: bool = False  # jobs.spark.write routed the rows: one task per bucket (partition: dynamic buckets)
 
     def open_table(self) -> Table:
         return open_branch(self.path, self.catalog_options, self.branch)
@@ -89,7 +90,7 @@ def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: boo
     return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
                      one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
                      base_snapshot_id=latest.id if latest else None, catalog_options=s3_options,
-                     branch=branch)
+                     branch=branch, routed=(options.get(ROUTED) or "").strip().lower() == "true")
 
 
 def table_spec(options: Mapping[str, str]) -> TableSpec:
@@ -142,8 +143,10 @@ class PaimonWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
         limit_to_task()
-        table = self.plan.open_table()
-        writer = table.new_write(overwrite=self.plan.overwrite)
+        plan = self.plan
+        table = plan.open_table()
+        slot = task_sequence_slot(plan.one_writer_per, routed=plan.routed, table=table.identifier)
+        writer = table.new_write(overwrite=plan.overwrite, sequence_slot=slot)
         target = table.arrow_schema
         try:
             for batch in iterator:
@@ -158,44 +161,28 @@ class PaimonWriter(DataSourceArrowWriter):
         plan = self.plan
         tasks = [m for m in messages if isinstance(m, TaskCommit)]
         table = plan.open_table()
+        messages = [m for t in tasks for m in t.messages]
+        merged_paths: list[str] = []
+        superseded: list[str] = []
         try:
-            check_one_writer(tasks, table, plan.one_writer_per)
-            commit_write(table, [m for t in tasks for m in t.messages],
+            check_writers(tasks, table, plan.one_writer_per, routed=plan.routed)
+            messages, merged_paths, superseded = merge_task_indexes(table, messages, plan.one_writer_per,
+                                                                    routed=plan.routed)
+            commit_write(table, messages,
                          mode="overwrite" if plan.overwrite else "append",
                          overwrite_partitions=list(plan.overwrite_partitions) if plan.overwrite_partitions else None,
                          commit_user=plan.commit_user)
         except BaseException:
-            self._discard(table, tasks)
+            self._discard(table, tasks, merged_paths)
             raise
+        discard_written_files(table, superseded)  # the tasks' HASH files that the merged ones replaced
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         table = self.plan.open_table()
         self._discard(table, [m for m in messages if isinstance(m, TaskCommit)])
 
-    def _discard(self, table: Table, tasks: Sequence[TaskCommit]) -> None:
-        """Delete the tasks' files, unless this job's commit may have landed."""
+    def _discard(self, table: Table, tasks: Sequence[TaskCommit], extra: Sequence[str] = ()) -> None:
+        """Delete the tasks' files (and ``extra`` ones the commit wrote), unless this job's commit may have landed."""
         if table_commit_landed(table, self.plan.commit_user, after_snapshot_id=self.plan.base_snapshot_id):
             return
-        discard_written_files(table, [p for t in tasks for p in t.written_paths])
-
-
-def check_one_writer(tasks: Sequence[TaskCommit], table: Table, unit: str | None) -> None:
-    """Refuse a job in which two tasks wrote the same bucket (fixed) or partition (dynamic) of a primary-key table:
-    their sequence numbers (or key-to-bucket assignments) would collide, and no reader could merge them as Java."""
-    if unit is None:
-        return
-    owner: dict[tuple[bytes, int], int] = {}
-    for task_index, task in enumerate(tasks):
-        for m in task.messages:
-            key = (m.partition, m.bucket if unit == "bucket" else 0)
-            first = owner.setdefault(key, task_index)
-            if first != task_index:
-                what = f"bucket {m.bucket}" if unit == "bucket" else "rows"
-                values = table.partition_values(m.partition)
-                where = f" of partition {values}" if values else ""
-                raise SchemaError(
-                    f"table {table.identifier!r}: Spark tasks {first} and {task_index} both wrote {what}{where}; a "
-                    f"primary-key table needs each {unit} written by one task (as Paimon's writers route rows). "
-                    "Write with jobs.spark.write(df, table_path, mode=...), which routes rows by bucket, "
-                    "or coalesce the DataFrame to one partition"
-                )
+        discard_written_files(table, [p for t in tasks for p in t.written_paths] + list(extra))

@@ -22,11 +22,13 @@ from table_format.write.dynamic_bucket import PartitionIndex, load_partition_ind
 
 
 def buckets_of(store: FileStore, rows: pa.Table, part_cols: list[str], indexes: dict[bytes, PartitionIndex], *,
-               ignore_previous_files: bool) -> np.ndarray:
+               ignore_previous_files: bool, shared: bool = False) -> np.ndarray:
     """The bucket of every row; dynamic mode loads a partition's index into `indexes` the first time it is seen
-    (an empty one with `ignore_previous_files`)."""
+    (an empty one with `ignore_previous_files`). `shared`: other writers of this commit may hold the same new keys,
+    so new keys go to buckets chosen by their hash alone (PartitionIndex.shared)."""
     if store.bucket_mode == BucketMode.DYNAMIC:
-        return _dynamic_buckets(store, rows, part_cols, indexes, ignore_previous_files=ignore_previous_files)
+        return _dynamic_buckets(store, rows, part_cols, indexes, ignore_previous_files=ignore_previous_files,
+                                shared=shared)
     if store.bucket_mode == BucketMode.FIXED:
         keys = store.schema.bucket_keys
         if not keys:
@@ -65,7 +67,7 @@ def partition_rows(store: FileStore, rows: pa.Table, part_cols: Sequence[str], s
 
 
 def _dynamic_buckets(store: FileStore, rows: pa.Table, part_cols: list[str], indexes: dict[bytes, PartitionIndex], *,
-                     ignore_previous_files: bool) -> np.ndarray:
+                     ignore_previous_files: bool, shared: bool) -> np.ndarray:
     """Buckets from each partition's HASH index (HashBucketAssigner), new keys dealt to non-full buckets."""
     key_hashes = hash_rows([rows.column(f.name) for f in store.key_fields], store.key_types)
     codes = group_codes(rows, part_cols, np.zeros(rows.num_rows, dtype=np.int32))
@@ -78,6 +80,7 @@ def _dynamic_buckets(store: FileStore, rows: pa.Table, part_cols: list[str], ind
         index = indexes.get(partition)
         if index is None:
             index = PartitionIndex({}, {}) if ignore_previous_files else load_partition_index(store, partition)
+            index.shared = shared
             indexes[partition] = index
         rows_of = order[start:end]
         buckets[rows_of] = index.assign(

@@ -10,6 +10,7 @@ out to buckets with one cumulative sum.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,7 @@ from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import FileKind, IndexFileMeta
 from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
+from table_format.write.commit_message import CommitMessage
 
 HASH_INDEX = "HASH"
 MAX_BUCKETS = 32767
@@ -41,6 +43,9 @@ class PartitionIndex:
     hashes: dict[int, np.ndarray]
     files: dict[int, IndexFileMeta]
     added: dict[int, list[np.ndarray]] = field(default_factory=dict)
+    # several writers of one commit may hold the same new keys (a plain Spark write): a new key's bucket is then a
+    # function of its hash and the loaded index alone, so they agree; the commit merges their HASH files
+    shared: bool = False
 
     def assign(self, key_hashes: np.ndarray, *, target_rows: int, max_buckets: int) -> np.ndarray:
         """Bucket of every row's key hash (rows with equal hashes get equal buckets)."""
@@ -63,7 +68,10 @@ class PartitionIndex:
         if missing.any():
             uniq, first = np.unique(key_hashes[missing], return_index=True)
             new_hashes = uniq[np.argsort(first, kind="stable")]  # first-appearance order
-            new_buckets = self._deal(len(new_hashes), target_rows=target_rows, max_buckets=max_buckets)
+            if self.shared:
+                new_buckets = self._by_hash(new_hashes, target_rows=target_rows, max_buckets=max_buckets)
+            else:
+                new_buckets = self._deal(len(new_hashes), target_rows=target_rows, max_buckets=max_buckets)
             for b in np.unique(new_buckets):
                 self.added.setdefault(int(b), []).append(new_hashes[new_buckets == b])
             lookup = np.argsort(new_hashes)
@@ -96,6 +104,16 @@ class PartitionIndex:
             every = np.array(sorted(taken), dtype=np.int32)
             dealt = np.concatenate([dealt, every[np.arange(n - len(dealt)) % len(every)]])
         return dealt
+
+    def _by_hash(self, new_hashes: np.ndarray, *, target_rows: int, max_buckets: int) -> np.ndarray:
+        """Buckets for new keys from the loaded index only: the non-full buckets and the smallest unused id (the
+        buckets, when the cap is reached), picked by hash. Every writer that loaded the same index agrees."""
+        loaded = sorted(self.hashes)
+        candidates = [b for b in loaded if len(self.hashes[b]) < target_rows]
+        if len(loaded) < max_buckets:
+            candidates.append(next(i for i in range(len(loaded) + 1) if i not in self.hashes))
+        ids = np.array(candidates or loaded, dtype=np.int32)
+        return ids[new_hashes.astype(np.int64) % len(ids)]
 
     def changed_files(self, store: FileStore) -> tuple[dict[int, IndexFileMeta], dict[int, IndexFileMeta]]:
         """Write complete HASH files for buckets that gained keys: (new files, replaced files) by bucket.
@@ -132,3 +150,37 @@ def load_partition_index(store: FileStore, partition: bytes) -> PartitionIndex:
         return PartitionIndex(hashes=hashes, files=files)
 
     return store.snapshots.read_latest(read)  # again if the latest snapshot expires while its index is read
+
+
+def merge_shared_indexes(store: FileStore, messages: list[CommitMessage]) -> tuple[list[CommitMessage], list[str],
+                                                                                   list[str]]:
+    """One commit's messages from writers with shared indexes (PartitionIndex.shared): where several wrote a new
+    HASH file for one (partition, bucket), one file with the union of their hashes replaces theirs. Returns the
+    messages (the first of each bucket carries the merged file), the paths written, the paths no longer used."""
+    by_bucket: dict[tuple[bytes, int], list[int]] = {}
+    for i, m in enumerate(messages):
+        if any(f.index_type == HASH_INDEX for f in m.new_index_files):
+            by_bucket.setdefault((m.partition, m.bucket), []).append(i)
+    out = list(messages)
+    written: list[str] = []
+    superseded: list[str] = []
+    for positions in by_bucket.values():
+        if len(positions) < 2:
+            continue
+        metas = [f for i in positions for f in messages[i].new_index_files if f.index_type == HASH_INDEX]
+        merged = np.unique(np.concatenate([read_hash_index(store, f) for f in metas])).astype(">i4")
+        name = store.paths.new_name("index-")
+        data = merged.tobytes()
+        store.file_io.write_bytes(store.paths.index_file(name), data)
+        written.append(store.paths.index_file(name))
+        superseded.extend(store.paths.index_file(f.file_name) for f in metas)
+        replaced = next(((f,) for i in positions for f in messages[i].deleted_index_files
+                         if f.index_type == HASH_INDEX), ())  # the loaded index's file: the same for every writer
+        for n, i in enumerate(positions):
+            m = messages[i]
+            new = tuple(f for f in m.new_index_files if f.index_type != HASH_INDEX)
+            gone = tuple(f for f in m.deleted_index_files if f.index_type != HASH_INDEX)
+            if n == 0:
+                new, gone = new + (IndexFileMeta(HASH_INDEX, name, len(data), len(merged)),), gone + replaced
+            out[i] = dataclasses.replace(m, new_index_files=new, deleted_index_files=gone)
+    return out, written, superseded

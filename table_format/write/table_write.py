@@ -43,11 +43,13 @@ from table_format.write.schema_merge import (
 )
 
 WRITE_BUFFER_SIZE = 256 << 20
+MAX_SEQUENCE = (1 << 63) - 1
 
 
 @dataclass
 class _BucketState:
-    next_sequence: int
+    base: int  # the bucket's next sequence number in the snapshot written on
+    next_sequence: int = 0  # rows of the bucket this writer has numbered so far
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
     existing: list[DataFileMeta] = field(default_factory=list)  # committed live files (for compaction)
@@ -56,10 +58,21 @@ class _BucketState:
 class TableWrite:
     """Collects data for one commit; `prepare_commit` returns picklable CommitMessages."""
 
-    def __init__(self, store: FileStore, *, ignore_previous_files: bool = False, schema_mode: str = "strict") -> None:
+    def __init__(self, store: FileStore, *, ignore_previous_files: bool = False, schema_mode: str = "strict",
+                 sequence_slot: tuple[int, int] | None = None) -> None:
         """`schema_mode="merge"`: input columns the table lacks are added and safe widenings applied, published
-        with the commit (write/schema_merge.py); "strict" refuses them."""
+        with the commit (write/schema_merge.py); "strict" refuses them.
+
+        `sequence_slot=(slot, slots)`: one of `slots` writers that may write the same buckets in one commit (Spark
+        tasks of a plain write). The i-th row of a bucket gets `base + i * slots + slot` (base: the bucket's next
+        sequence number in the latest snapshot), so two writers never share a number, input order holds within
+        each, and the bucket's numbers grow by at most `slots` times its rows per writer. Such a writer never
+        compacts (another may be rewriting the same files); the merge of their level-0 files is by sequence."""
         check_schema_mode(schema_mode, table=store.identifier)
+        if sequence_slot is not None and not 0 <= sequence_slot[0] < sequence_slot[1]:
+            raise OptionError(f"table {store.identifier!r}: sequence slot {sequence_slot[0]} is not below "
+                              f"{sequence_slot[1]}")
+        self._slot, self._slots = sequence_slot or (0, 1)
         self._merger = SchemaMerger() if schema_mode == "merge" else None
         if self._merger is not None:
             store = store.latest()  # evolve from the newest schema, never from a stale one
@@ -169,7 +182,7 @@ class TableWrite:
     def _auto_compact(self, partition: bytes, bucket: int, total: int, state: _BucketState) -> CommitMessage | None:
         """Compaction after a write when the bucket's sorted runs reach the trigger (unless write-only)."""
         store = self.store
-        if not store.has_primary_key or store.options.write_only:
+        if not store.has_primary_key or store.options.write_only or self._slots > 1:
             return None
         dv_index = self._dv_indexes.get((partition, bucket))
         deletion_files = None
@@ -239,7 +252,8 @@ class TableWrite:
         store = self.store
         n = rows.num_rows
         part_cols = list(store.schema.partition_keys)
-        buckets = buckets_of(store, rows, part_cols, self._indexes, ignore_previous_files=self.ignore_previous_files)
+        buckets = buckets_of(store, rows, part_cols, self._indexes, ignore_previous_files=self.ignore_previous_files,
+                             shared=self._slots > 1)
         key_cols = [f.name for f in store.key_fields] if store.has_primary_key else []
         seq_cols = [c for c in store.options.sequence_fields if c not in key_cols] if store.has_primary_key else []
         for c in seq_cols:
@@ -263,6 +277,9 @@ class TableWrite:
             state = self._buckets[(partition, bucket)]
             jobs.append((partition, bucket, order[start:end], state.next_sequence))
             state.next_sequence += int(end - start)
+            if state.base + state.next_sequence * self._slots > MAX_SEQUENCE:  # numpy int64 would wrap silently
+                raise SchemaError(f"table {store.identifier!r}: the sequence numbers of bucket {bucket} would pass "
+                                  f"{MAX_SEQUENCE}; rewrite the table (an overwrite numbers from 0)")
 
         def write_bucket(job: tuple[bytes, int, np.ndarray, int]) -> None:
             partition, bucket, in_input_order, first_sequence = job
@@ -272,7 +289,8 @@ class TableWrite:
                 index = in_input_order[ranks]
             else:
                 ranks, index = np.arange(len(in_input_order), dtype=np.int64), in_input_order
-            seqs = first_sequence + ranks  # sequence numbers follow input order within each bucket
+            # sequence numbers follow input order within each bucket (interleaved with other writers' slots)
+            seqs = state.base + (first_sequence + ranks) * self._slots + self._slot
             keys = [k[index] for k in key_arrays[: len(key_cols)]]
             take = pa.array(index)
             in_order = len(index) == n and bool(np.all(index == np.arange(n)))
@@ -347,4 +365,4 @@ class TableWrite:
                     if ie.kind == FileKind.ADD and ie.index_file.index_type == DELETION_VECTORS and key in new:
                         self._dv_indexes[key] = ie.index_file
         for k in new:
-            self._buckets[k] = _BucketState(next_sequence=max_seq.get(k, -1) + 1, existing=existing.get(k, []))
+            self._buckets[k] = _BucketState(base=max_seq.get(k, -1) + 1, existing=existing.get(k, []))

@@ -8,9 +8,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from jobs.spark import write
+from jobs.spark import register_warehouse, write
 from jobs.spark.data_source import register_data_source
-from table_format import FileSystemCatalog
+from table_format import FileSystemCatalog, write_table
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
 
@@ -51,3 +51,30 @@ def test_spark_job_writes_and_reads_an_s3_table(s3_warehouse: str, spark_on_s3: 
     assert sorted((r["id"], r["dt"], r["v"]) for r in got) == sorted((i, d, v) for (i, d), v in expected.items())
     ours = table.scan().to_arrow().to_pylist()
     assert sorted((r["id"], r["dt"], r["v"]) for r in ours) == sorted((i, d, v) for (i, d), v in expected.items())
+
+
+def test_spark_sql_session_tables_on_s3(s3_warehouse: str, s3_server: Any, spark_on_s3: Any) -> None:
+    """register_warehouse over an s3a:// spelling of the warehouse with catalog options (secrets kept out of
+    Spark's catalog), a join, INSERT INTO, and a session table made with CREATE TABLE ... USING paimon."""
+    catalog = FileSystemCatalog(s3_warehouse)
+    catalog.create_database("s3shop")
+    orders = catalog.create_table("s3shop.orders", SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    payments = catalog.create_table("s3shop.payments", pa.schema([("id", pa.int64()), ("paid", pa.int64())]))
+    write_table(orders, pa.table({"id": pa.array([1, 2], pa.int64()), "dt": ["a", "b"], "v": ["x", "y"]},
+                                 schema=SCHEMA))
+    write_table(payments, pa.table({"id": pa.array([1], pa.int64()), "paid": pa.array([5], pa.int64())}))
+    s3a = s3_warehouse.replace("s3://", "s3a://", 1)
+    assert register_warehouse(spark_on_s3, s3a, databases=["s3shop"], options=s3_server.options()) == \
+        ["s3shop.orders", "s3shop.payments"]
+    statement = "".join(str(r) for r in spark_on_s3.sql("DESCRIBE TABLE EXTENDED s3shop.orders").collect())
+    assert s3_server.secret_key not in statement
+    spark_on_s3.sql("INSERT INTO s3shop.orders VALUES (2, 'b', 'y2'), (3, 'c', 'z')")
+    query = ("SELECT o.id, o.v, p.paid FROM s3shop.orders o LEFT JOIN s3shop.payments p ON o.id = p.id "
+             "ORDER BY o.id")
+    assert [tuple(r) for r in spark_on_s3.sql(query).collect()] == [(1, "x", 5), (2, "y2", None), (3, "z", None)]
+    assert len(orders.snapshots()) == 2
+    spark_on_s3.sql("DROP TABLE IF EXISTS s3_orders_v1")
+    spark_on_s3.sql(f"CREATE TABLE s3_orders_v1 USING paimon OPTIONS (path '{s3a}/s3shop.db/orders', "
+                    "'snapshot-id' '1')")
+    assert sorted(tuple(r) for r in spark_on_s3.sql("SELECT id, v FROM s3_orders_v1").collect()) == \
+        [(1, "x"), (2, "y")]

@@ -3,7 +3,9 @@
 Creates ``jobs.spark.spark_session(master=URL)`` (which ships the code), runs the operations in order and prints
 one JSON line: the answer of each operation. Operations: ``{"op": "probe"}`` (where each executor's Python and
 ``table_format`` come from), ``{"op": "compact", "table": PATH, "full": BOOL}``,
-``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``.
+``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``,
+``{"op": "sql", "warehouse": PATH, "statements": [SQL, ...]}`` (register_warehouse, then the statements in order;
+the rows of the last one, sorted).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from jobs.spark import compact, spark_session
+from jobs.spark import compact, register_warehouse, spark_session
 
 
 def _where_am_i(_: Any) -> Any:
@@ -41,6 +43,10 @@ def main() -> None:
                 answers.append(sorted(map(list, zip(*(c.to_pylist() for c in data.columns), strict=True))))
             elif op["op"] == "count":
                 answers.append(spark.read.format("paimon").load(op["table"]).where(op["filter"]).count())
+            elif op["op"] == "sql":
+                register_warehouse(spark, op["warehouse"])
+                result = [spark.sql(statement).collect() for statement in op["statements"]][-1]
+                answers.append(sorted(list(r) for r in result))
             else:
                 raise ValueError(f"unknown operation {op!r}")
     finally:

@@ -38,3 +38,15 @@ def test_compaction_and_reads_on_a_cluster_with_shipped_code(spark_cluster, ware
 
     assert [tuple(r) for r in read] == expected_rows("pk")
     assert count == sum(1 for r in expected_rows("pk") if r[0] == "2024-05-02" and r[2] > 500000)
+
+
+def test_sql_session_tables_on_a_cluster(spark_cluster, warehouse, oracle):
+    table = make_table(warehouse, "pk", commits=2)
+    before = expected_rows("pk", commits=2)
+    [answer] = spark_cluster.run_driver([{"op": "sql", "warehouse": warehouse, "statements": [
+        "INSERT INTO db.t SELECT dt, id + 1000000, v, s FROM db.t",  # a plain write: tasks share buckets
+        "SELECT count(*), count(DISTINCT id) FROM db.t",
+    ]}])
+    assert answer == [[2 * len(before), 2 * len(before)]]
+    assert len(rows(open_table(table.path))) == 2 * len(before)
+    assert len(oracle.read(warehouse, "db", "t")) == 2 * len(before)
