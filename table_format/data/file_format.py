@@ -23,6 +23,7 @@ import zstandard
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
 from table_format.data.orc_stats import StripeStats, orc_stripe_stats
+from table_format.data.probe_read import RowProbe, probe_row_groups, read_probed
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
 
@@ -215,12 +216,13 @@ RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int 
 
 def read_file_pruned(
     file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest,
-    verify_checksums: bool = True,
+    verify_checksums: bool = True, probe: RowProbe | None = None,
 ) -> tuple[pa.Table, np.ndarray | None, int]:
     """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
     name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
     file's row count. ORC stripes are skipped the same way (their statistics, :mod:`.orc_stats`); Avro files are
-    read whole."""
+    read whole. With a `probe` (a point lookup), the `stats_columns` of the row groups left are decoded first and
+    only the row groups holding a row the probe keeps are decoded whole (pyarrow reads no part of a row group)."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
         return _read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep)
@@ -233,6 +235,13 @@ def read_file_pruned(
             meta = fragment.metadata
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
+            if probe is not None and selected:
+                hits = probe_row_groups(fragment, meta, selected, stats_columns, probe)
+                if not hits:
+                    return fragment.subset(row_group_ids=[]).to_table(columns=cols), np.zeros(0, np.int64), \
+                        meta.num_rows
+                table, positions = read_probed(f, fragment, meta, hits, cols, verify_checksums=verify_checksums)
+                return table, positions, meta.num_rows
             if len(selected) == meta.num_row_groups:
                 return fragment.to_table(columns=cols, use_threads=True), None, meta.num_rows
             table = fragment.subset(row_group_ids=selected).to_table(columns=cols, use_threads=True)
