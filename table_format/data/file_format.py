@@ -216,19 +216,20 @@ RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int 
 
 def read_file_pruned(
     file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest,
-    verify_checksums: bool = True, probe: RowProbe | None = None,
-) -> tuple[pa.Table, np.ndarray | None, int]:
+    verify_checksums: bool = True, probe: RowProbe | None = None, probe_exact: bool = False,
+) -> tuple[pa.Table, np.ndarray | None, int, bool]:
     """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
     name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
-    file's row count. ORC stripes are skipped the same way (their statistics, :mod:`.orc_stats`); Avro files are
-    read whole. With a `probe` (a point lookup), the `stats_columns` of the row groups left are decoded first and
-    only the row groups holding a row the probe keeps are decoded whole (pyarrow reads no part of a row group)."""
+    file's row count, and whether only the rows the probe keeps were returned. ORC stripes are skipped the same
+    way (their statistics, :mod:`.orc_stats`); Avro files are read whole. With a `probe` (Parquet), the
+    `stats_columns` of the row groups left are decoded first and the rest only where the probe keeps rows
+    (data/probe_read.py); `probe_exact`: the probe is the whole filter, and only its rows are returned."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
-        return _read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep)
+        return (*_read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep), False)
     if fmt != "parquet":
         table = read_file(file_io, path, columns=columns)
-        return table, None, table.num_rows
+        return table, None, table.num_rows, False
     try:
         with file_io.open_input_file(path) as f:
             fragment = _PARQUET_READERS[verify_checksums].make_fragment(f)
@@ -236,14 +237,14 @@ def read_file_pruned(
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
             if probe is not None and selected:
-                hits = probe_row_groups(fragment, meta, selected, stats_columns, probe)
-                if not hits:
-                    return fragment.subset(row_group_ids=[]).to_table(columns=cols), np.zeros(0, np.int64), \
-                        meta.num_rows
-                table, positions = read_probed(f, fragment, meta, hits, cols, verify_checksums=verify_checksums)
-                return table, positions, meta.num_rows
+                last_hits, hits = probe_row_groups(fragment, meta, selected, stats_columns, probe)
+                if not last_hits:
+                    return fragment.subset(row_group_ids=[]).to_table(columns=cols), hits, meta.num_rows, True
+                table, positions = read_probed(f, fragment, meta, last_hits, cols, verify_checksums=verify_checksums,
+                                               only=hits if probe_exact else None)
+                return table, positions, meta.num_rows, probe_exact
             if len(selected) == meta.num_row_groups:
-                return fragment.to_table(columns=cols, use_threads=True), None, meta.num_rows
+                return fragment.to_table(columns=cols, use_threads=True), None, meta.num_rows, False
             table = fragment.subset(row_group_ids=selected).to_table(columns=cols, use_threads=True)
     except FileNotFoundError:
         raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
@@ -252,7 +253,7 @@ def read_file_pruned(
     starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
     positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
         if selected else np.zeros(0, dtype=np.int64)
-    return table, positions, meta.num_rows
+    return table, positions, meta.num_rows, False
 
 
 def _read_orc_pruned(

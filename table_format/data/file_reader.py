@@ -129,6 +129,7 @@ def read_data_file(
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
     present = [c for c in file_names if c is not None]
     positions: np.ndarray | None = None
+    filtered = False  # only the rows matching `predicate` were read
     verify = store.options.parquet_verify_checksums
     if predicate is None:
         raw = read_file(store.file_io, path, columns=present + list(system), verify_checksums=verify)
@@ -141,11 +142,11 @@ def read_data_file(
                                         {to_current[k]: v for k, v in maxs.items()},
                                         {to_current[k]: v for k, v in nulls.items()}, rows)
 
-        raw, positions, file_rows = read_file_pruned(store.file_io, path, columns=present + list(system),
-                                                     stats_columns=list(to_current), keep=keep_group,
-                                                     verify_checksums=verify,
-                                                     probe=None if prune_only else _row_probe(
-                                                         predicate, to_current, sorted_file=sorted_file))
+        probe = None if prune_only else _row_probe(predicate, to_current, sorted_file=sorted_file)
+        raw, positions, file_rows, filtered = read_file_pruned(
+            store.file_io, path, columns=present + list(system), stats_columns=list(to_current), keep=keep_group,
+            verify_checksums=verify, probe=probe,
+            probe_exact=probe is not None and predicate.fields() <= set(to_current.values()))
         _check_shape(raw, file, path, present + list(system), file_rows)
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
@@ -157,7 +158,9 @@ def read_data_file(
                 keep = ~np.isin(positions, deleted)
             raw = raw.filter(pa.array(keep))
     out = _evolve(raw, current, names, file_fields, system, path, orc=format_of(file.file_name) == "orc")
-    return out.filter(predicate.to_arrow_expression()) if predicate is not None and not prune_only else out
+    if predicate is None or prune_only or filtered:
+        return out
+    return out.filter(predicate.to_arrow_expression())
 
 
 def iter_data_file(

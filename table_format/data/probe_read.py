@@ -23,24 +23,29 @@ _PARTIAL_SHARE = 0.75  # a row group whose last hit lies beyond this share of it
 
 
 def probe_row_groups(fragment: pads.ParquetFileFragment, meta: pq.FileMetaData, selected: Sequence[int],
-                     columns: Sequence[str], probe: RowProbe) -> dict[int, int]:
-    """Row group -> offset of its last row the probe keeps, for the row groups of `selected` holding one."""
+                     columns: Sequence[str], probe: RowProbe) -> tuple[dict[int, int], np.ndarray]:
+    """(row group -> offset of its last row the probe keeps, for the row groups of `selected` holding one; the
+    positions in the file of the rows it keeps)."""
     keys = fragment.subset(row_group_ids=list(selected)).to_table(columns=list(columns), use_threads=True)
     hits = np.flatnonzero(probe(keys))
     if not len(hits):
-        return {}
+        return {}, hits
     sizes = np.array([meta.row_group(i).num_rows for i in selected], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     before_end = np.searchsorted(hits, starts[1:], side="left") - 1  # each group's last hit if it is in the group
     last = hits[np.maximum(before_end, 0)]
-    return {selected[g]: int(last[g] - starts[g]) for g in range(len(selected))
-            if before_end[g] >= 0 and last[g] >= starts[g]}
+    last_hits = {selected[g]: int(last[g] - starts[g]) for g in range(len(selected))
+                 if before_end[g] >= 0 and last[g] >= starts[g]}
+    file_starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+    group = np.searchsorted(starts[1:], hits, side="right")
+    return last_hits, hits - starts[group] + file_starts[np.asarray(selected)[group]]
 
 
 def read_probed(source: pa.NativeFile, fragment: pads.ParquetFileFragment, meta: pq.FileMetaData,
-                last_hits: dict[int, int], columns: Sequence[str] | None, *,
-                verify_checksums: bool) -> tuple[pa.Table, np.ndarray]:
-    """Rows of the probed row groups up to (at least) each group's last hit, with their positions in the file."""
+                last_hits: dict[int, int], columns: Sequence[str] | None, *, verify_checksums: bool,
+                only: np.ndarray | None = None) -> tuple[pa.Table, np.ndarray]:
+    """Rows of the probed row groups up to (at least) each group's last hit, with their positions in the file;
+    `only`: just the rows at these (ascending) positions."""
     starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
     pieces: list[pa.Table] = []
     positions: list[np.ndarray] = []
@@ -62,4 +67,9 @@ def read_probed(source: pa.NativeFile, fragment: pads.ParquetFileFragment, meta:
                 break
         pieces.append(pa.Table.from_batches(batches))
         positions.append(np.arange(starts[g], starts[g] + rows, dtype=np.int64))
-    return pa.concat_tables(pieces), np.concatenate(positions)
+    table, at = pa.concat_tables(pieces), np.concatenate(positions)
+    if only is None or len(only) == len(at):  # every row read is kept
+        return table, at
+    order = np.argsort(at, kind="stable")  # whole groups come first: positions ascend only within each piece
+    picked = order[np.searchsorted(at[order], only)]
+    return table.take(pa.array(picked)), only
