@@ -87,7 +87,8 @@ def lookup(store: FileStore, snapshot: Snapshot | None, keys: Any, *,
     parts = [t for t in worker_pool("read").map(read, splits) if t is not None and t.num_rows]
     result = pa.concat_tables(parts) if parts else probe.output_schema.empty_table()
     if len(pk) > 1 and result.num_rows:  # the key set kept each column's values: keep the exact key tuples
-        result = result.join(wanted, keys=pk, join_type="left semi", use_threads=False)
+        joined = result.join(wanted, keys=pk, join_type="left semi", use_threads=False)
+        result = pa.Table.from_arrays([joined.column(c) for c in result.column_names], schema=result.schema)
     return _project(result, out_columns)
 
 
