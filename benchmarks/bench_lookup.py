@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_lookup.py [--rows N | --big] [--repeat R] [--rounds K]
 
 The table: N rows (default 2,000,000; --big: 20,000,000), bucket 4, 20 % of the keys upserted in a second commit
-(two sorted runs per bucket), written by table_format. "raw" is pyarrow reading one Parquet file holding the same
+(two sorted runs per bucket), written by table_format. Wall and CPU seconds (all threads) are printed. "raw" is pyarrow reading one Parquet file holding the same
 final rows (zstd level 1). Four reads: full, projection (id, v_str), 1 % of the keys (`id < N/100`), one key
 (`id = 12345`); each reader runs in its own process, medians of R reads after a warm-up, K rounds alternated; the
 results of the three readers are checked equal (sorted by id). pypaimon-rust runs from its own venv
@@ -41,12 +41,14 @@ def _timed_reads(read, repeat: int, out: Path) -> dict[str, float]:
         table = read(name)  # warm-up, and the result checked
         with pa.OSFile(str(out / f"{name}.arrow"), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
             w.write_table(table)
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             read(name)
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
         result[name] = statistics.median(times)
+        result[name + "_cpu"] = statistics.median(cpu)
     return result
 
 
@@ -87,14 +89,13 @@ def _worker(kind: str, root: Path, rows: int, repeat: int) -> None:
     print(json.dumps(_timed_reads(lambda name: reads[name](), repeat, out)))
 
 
-def _lookup_worker(root: Path, repeat: int) -> None:
+def _lookup_worker(root: Path, rows: int, repeat: int) -> None:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
     from table_format import FileSystemCatalog
 
     table = FileSystemCatalog(str(root / "wh")).load_table("b.pk_t")
-    rows = table.latest_snapshot().total_record_count
     rng = np.random.default_rng(3)
     keys = np.concatenate([rng.choice(rows, 9000, replace=False), rows + rng.choice(rows, 1000, replace=False)])
     looked = table.lookup(pa.array(keys))
@@ -165,7 +166,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = 20_000_000 if args.big else args.rows
     if args.worker == "lookup":
-        return _lookup_worker(Path(args.root), args.repeat)
+        return _lookup_worker(Path(args.root), rows, args.repeat)
     if args.worker:
         return _worker(args.worker, Path(args.root), rows, args.repeat)
     rust_python = os.environ.get("PYPAIMON_RUST_PYTHON", str(ROOT / ".cache/venv-pypaimon-rust/bin/python"))
@@ -191,6 +192,11 @@ def main() -> None:
         print(f"{'read':<12}" + "".join(f"{r:>10}" for r in readers) + "   ours/rust" * ("rust" in readers))
         for name in READS:
             med = {r: statistics.median(x[name] for x in runs[r]) for r in readers}
+            ratio = f"{med['ours'] / med['rust']:>11.2f}x" if "rust" in med else ""
+            print(f"{name:<12}" + "".join(f"{med[r]:>10.4f}" for r in readers) + ratio)
+        print("CPU seconds of the same reads (all threads; steadier than wall time on a loaded machine)")
+        for name in READS:
+            med = {r: statistics.median(x[name + "_cpu"] for x in runs[r]) for r in readers}
             ratio = f"{med['ours'] / med['rust']:>11.2f}x" if "rust" in med else ""
             print(f"{name:<12}" + "".join(f"{med[r]:>10.4f}" for r in readers) + ratio)
         lk = _run(sys.executable, "--worker", "lookup", *common)
