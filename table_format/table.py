@@ -11,10 +11,9 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from table_format.arrow_types import to_arrow_schema, to_arrow_type
@@ -40,6 +39,9 @@ from table_format.workers import pool_size, worker_pool
 from table_format.write.commit import FileStoreCommit, Overwrite
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class TableScan:
@@ -101,6 +103,8 @@ class TableScan:
         return pa.Table.from_batches(batches, schema=self._reader.output_schema)
 
     def to_polars(self) -> pl.DataFrame:
+        import polars as pl  # imported on first use (Spark's Python workers start faster without it)
+
         result = pl.from_arrow(self.to_arrow())
         assert isinstance(result, pl.DataFrame)
         return result
