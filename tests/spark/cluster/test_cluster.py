@@ -38,3 +38,16 @@ def test_compaction_and_reads_on_a_cluster_with_shipped_code(spark_cluster, ware
 
     assert [tuple(r) for r in read] == expected_rows("pk")
     assert count == sum(1 for r in expected_rows("pk") if r[0] == "2024-05-02" and r[2] > 500000)
+
+
+def test_executor_sizing_is_left_to_the_cluster(spark_cluster):
+    # no executor size asked for: the 1 GiB workers host Spark's default executors (a fixed 2g never started)
+    probe = spark_cluster.run_driver({"conf": {"spark.cores.max": "2", "spark.driver.memory": "1g"},
+                                      "ops": [{"op": "probe"}]})[0]
+    assert {p["python"] for p in probe} == {str(spark_cluster.executor_python)}
+
+
+def test_executors_no_worker_can_host_fail_instead_of_hanging(spark_cluster):
+    with pytest.raises(AssertionError, match="granted no executor within 10 s.*spark.executor.memory=4g"):
+        spark_cluster.run_driver({"conf": {"spark.executor.memory": "4g", "spark.driver.memory": "1g"},
+                                  "executor_timeout": 10, "ops": [{"op": "probe"}]}, timeout=240)
