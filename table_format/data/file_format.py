@@ -218,12 +218,11 @@ def read_file_pruned(
     file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest,
     verify_checksums: bool = True, probe: RowProbe | None = None, probe_exact: bool = False,
 ) -> tuple[pa.Table, np.ndarray | None, int, bool]:
-    """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
-    name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
-    file's row count, and whether only the rows the probe keeps were returned. ORC stripes are skipped the same
-    way (their statistics, :mod:`.orc_stats`); Avro files are read whole. With a `probe` (Parquet), the
-    `stats_columns` of the row groups left are decoded first and the rest only where the probe keeps rows
-    (data/probe_read.py); `probe_exact`: the probe is the whole filter, and only its rows are returned."""
+    """Read a data file skipping the Parquet row groups (ORC stripes: :mod:`.orc_stats`) whose statistics (of
+    `stats_columns`, file names) fail `keep`; Avro is read whole. With a `probe` (Parquet) the `stats_columns` are
+    decoded first and the rest only where it keeps rows (data/probe_read.py); `probe_exact`: it is the whole
+    filter, and only its rows are returned. Returns (rows, their positions in the file or None for all rows in
+    order, the file's row count, whether only the probe's rows were returned)."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
         return (*_read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep), False)
