@@ -250,9 +250,8 @@ def read_file_pruned(
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
         raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
     starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
-    positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
-        if selected else np.zeros(0, dtype=np.int64)
-    return table, positions, meta.num_rows, False
+    return table, np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected] or
+                                 [np.zeros(0, dtype=np.int64)]), meta.num_rows, False
 
 
 def _read_orc_pruned(
