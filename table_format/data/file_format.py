@@ -217,11 +217,13 @@ RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int 
 def read_file_pruned(
     file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest,
     verify_checksums: bool = True, probe: RowProbe | None = None, probe_exact: bool = False,
+    sorted_by: str | None = None,
 ) -> tuple[pa.Table, np.ndarray | None, int, bool]:
     """Read a data file skipping the Parquet row groups (ORC stripes: :mod:`.orc_stats`) whose statistics (of
     `stats_columns`, file names) fail `keep`; Avro is read whole. With a `probe` (Parquet) the `stats_columns` are
     decoded first and the rest only where it keeps rows (data/probe_read.py); `probe_exact`: it is the whole
-    filter, and only its rows are returned. Returns (rows, their positions in the file or None for all rows in
+    filter, and only its rows are returned; `sorted_by`: the file is sorted by this column (of `stats_columns`).
+    Returns (rows, their positions in the file or None for all rows in
     order, the file's row count, whether only the probe's rows were returned)."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
@@ -236,7 +238,8 @@ def read_file_pruned(
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
             if probe is not None and selected:
-                last_hits, hits = probe_row_groups(fragment, meta, selected, stats_columns, probe)
+                last_hits, hits = probe_row_groups(f, fragment, meta, selected, stats_columns, probe, keep=keep,
+                                                   sorted_by=sorted_by, verify_checksums=verify_checksums)
                 if not last_hits:
                     return fragment.subset(row_group_ids=[]).to_table(columns=cols), hits, meta.num_rows, True
                 table, positions = read_probed(f, fragment, meta, last_hits, cols, verify_checksums=verify_checksums,

@@ -80,6 +80,14 @@ def _row_probe(predicate: Predicate, to_current: dict[str, str], *, sorted_file:
     return probe
 
 
+def _sort_column(store: FileStore, file_schema: TableSchema, to_current: dict[str, str]) -> str | None:
+    """The file's name of the first key column (primary-key files are sorted by the key) when the filter tests it."""
+    first = store.key_fields[0] if store.key_fields else None
+    by_id = {f.id: f.name for f in file_schema.fields}
+    name = by_id.get(first.id) if first is not None else None
+    return name if name is not None and name in to_current else None
+
+
 def _same_type(a: DataType, b: DataType) -> bool:
     return a.copy(nullable=True) == b.copy(nullable=True)
 
@@ -146,7 +154,8 @@ def read_data_file(
         raw, positions, file_rows, filtered = read_file_pruned(
             store.file_io, path, columns=present + list(system), stats_columns=list(to_current), keep=keep_group,
             verify_checksums=verify, probe=probe,
-            probe_exact=probe is not None and predicate.fields() <= set(to_current.values()))
+            probe_exact=probe is not None and predicate.fields() <= set(to_current.values()),
+            sorted_by=_sort_column(store, file_schema, to_current) if sorted_file else None)
         _check_shape(raw, file, path, present + list(system), file_rows)
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)

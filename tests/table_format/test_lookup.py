@@ -110,9 +110,20 @@ def test_point_read_decodes_up_to_the_last_hit(tmp_path: Any) -> None:
     def probe(rows: pa.Table) -> np.ndarray:
         return np.isin(rows.column("k").to_numpy(), wanted)
 
-    last, hits = probe_row_groups(fragment, meta, [0, 1, 2], ["k"], probe)
-    assert last == {1: 1001, 2: 19_999} and hits.tolist() == [41_000, 41_001, 99_999]
     with pafs.LocalFileSystem().open_input_file(path) as f:
+        last, hits = probe_row_groups(f, fragment, meta, [0, 1, 2], ["k"], probe)
+        assert last == {1: 1001, 2: 19_999} and hits.tolist() == [41_000, 41_001, 99_999]
+        # sorted by k: a group's keys are decoded only while later rows may still match
+        decoded = []
+
+        def keep(lo: dict[str, int], hi: dict[str, int], nulls: Any, rows: int) -> bool:
+            decoded.append(lo["k"])
+            return bool(((wanted >= lo["k"]) & (wanted <= hi["k"])).any())
+
+        last_sorted, hits_sorted = probe_row_groups(f, fragment, meta, [0, 1, 2], ["k"], probe, sorted_by="k",
+                                                    keep=keep)
+        assert last_sorted == last and hits_sorted.tolist() == hits.tolist()
+        assert len(decoded) < 25  # 100,000 rows are 25 batches: groups 0 and 1 stop early
         rows, positions = read_probed(f, fragment, meta, last, None, verify_checksums=True)
         assert rows.num_rows == len(positions) < 40_000  # group 1 up to its hit, group 2 (hit at its end) whole
         assert rows.column("k").to_numpy().tolist() == (positions * 2).tolist()
