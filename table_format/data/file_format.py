@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ import zstandard
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
 from table_format.data.orc_stats import StripeStats, orc_stripe_stats
-from table_format.data.probe_read import RowProbe, probe_row_groups, read_probed
+from table_format.data.probe_read import RowProbe, StatsTest, probe_row_groups, read_probed
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
 
@@ -210,8 +210,7 @@ def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = Non
     raise CorruptMetadataError(f"data file {path}: unsupported format {fmt!r}")
 
 
-RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int | None], int], bool]
-"""(min by column, max by column, null count by column, row count) of a row group -> may it hold matching rows."""
+RowGroupTest = StatsTest  # (min, max, null count by column, row count) of a row group -> may it hold matching rows
 
 
 def read_file_pruned(
@@ -221,10 +220,9 @@ def read_file_pruned(
 ) -> tuple[pa.Table, np.ndarray | None, int, bool]:
     """Read a data file skipping the Parquet row groups (ORC stripes: :mod:`.orc_stats`) whose statistics (of
     `stats_columns`, file names) fail `keep`; Avro is read whole. With a `probe` (Parquet) the `stats_columns` are
-    decoded first and the rest only where it keeps rows (data/probe_read.py); `probe_exact`: it is the whole
-    filter, and only its rows are returned; `sorted_by`: the file is sorted by this column (of `stats_columns`).
-    Returns (rows, their positions in the file or None for all rows in
-    order, the file's row count, whether only the probe's rows were returned)."""
+    decoded first, the rest only where it keeps rows (data/probe_read.py; `probe_exact`: only its rows are returned;
+    `sorted_by`: the file's sort column). Returns (rows, their positions in the file or None for all rows in order,
+    the file's row count, whether only the probe's rows were returned)."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
         return (*_read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep), False)
