@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> None:
     if any(n in ("compaction", "peer") for n in names):
         results.update(maintenance_sections(names, args))
     rows = f"rows={args.rows:,} " if any(n in ("write", "read") for n in names) else ""
-    print(f"{rows}master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of)")
+    print(f"{rows}master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of; startup: medians)")
     for key, value in results.items():
         unit = "x" if key.endswith("ratio") else "s"
         print(f"  {key:<32} {value:8.2f}{unit}")
