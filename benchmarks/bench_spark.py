@@ -10,6 +10,11 @@ into an append table vs ``df.write.parquet``; read: ``spark.read.format("paimon"
 both materialized with the ``noop`` sink (every row and column). Prints the best of R runs per phase and the ratios
 (issue 9 targets: read within 2x, write within 2x).
 
+Time to first result (section ``startup``): a fresh driver process per run (imports, JVM, session, first
+``count()`` of a 385-row table, then a warm ``count()``), ``spark_session()`` + ``format("paimon")`` vs a plain
+``SparkSession.builder.getOrCreate()`` + ``spark.read.parquet`` of the same rows, runs alternated, medians (issue 25
+target: within 1.3x cold and warm).
+
 Maintenance (sections ``compaction``, ``peer``): each Spark run is its own driver process (one SparkContext per
 process), timed inside that driver after a warm-up job, so JVM start-up is not counted; best of R runs.
 
@@ -328,6 +333,59 @@ def bench_planning(files: int, root: Path) -> dict[str, float]:
     return {"build_s": built, **out}
 
 
+# ------------------------------------------------------------------------------------------- time to first result
+
+STARTUP_ROWS = 385
+
+
+def worker_startup(kind: str, root: str, master: str) -> None:
+    """(subprocess, cold) seconds from process start to a session, to the first count() and a warm count():
+    ``plain``: SparkSession.builder + spark.read.parquet; ``ours``: spark_session() + format("paimon")."""
+    start = time.perf_counter()
+    if kind == "plain":
+        spark = (SparkSession.builder.master(master).config("spark.driver.host", "127.0.0.1")
+                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.ui.enabled", "false").getOrCreate())
+
+        def read() -> DataFrame:
+            return spark.read.parquet(f"{root}/rows.parquet")
+    else:
+        spark = spark_session(master)
+
+        def read() -> DataFrame:
+            return spark.read.format("paimon").load(f"{root}/warehouse/bench.db/small")
+    session = time.perf_counter() - start
+    try:
+        assert read().count() == STARTUP_ROWS
+        first = time.perf_counter() - start
+        warm = best_of(3, lambda: read().count())
+    finally:
+        spark.stop()
+    print(json.dumps({"session": session, "first_count": first, "warm_count": warm}))
+
+
+def bench_startup(args: argparse.Namespace) -> dict[str, float]:
+    """Cold start (a fresh driver process: imports, JVM, session, first count() of a 385-row table) and warm
+    count(), ours vs plain Spark Parquet on the same rows; runs alternate, medians (issue 25 target: 1.3x)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    master = args.master or os.environ.get("SPARK_MASTER") or "local[2]"
+    runs: dict[str, list[dict[str, float]]] = {"plain": [], "ours": []}
+    with tempfile.TemporaryDirectory(prefix="bench-spark-startup-") as root:
+        rows = pa.table({"id": np.arange(STARTUP_ROWS), "v": np.arange(STARTUP_ROWS) * 7,
+                         "s": [f"name-{i}" for i in range(STARTUP_ROWS)], "x": np.arange(STARTUP_ROWS) / 3})
+        catalog = FileSystemCatalog(f"{root}/warehouse")
+        catalog.create_database("bench")
+        write_table(catalog.create_table("bench.small", rows.schema), rows)
+        pq.write_table(rows, f"{root}/rows.parquet")
+        env = {**os.environ, "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1"}
+        for _ in range(max(3, args.repeat)):
+            for kind in runs:
+                runs[kind].append(_run([sys.executable, __file__, "--worker-startup", kind, root, master], env))
+    med = {f"{k}_{m}": float(np.median([r[m] for r in runs[k]])) for k in runs for m in runs[k][0]}
+    return {**med, "startup_cold_ratio": med["ours_first_count"] / med["plain_first_count"],
+            "startup_warm_ratio": med["ours_warm_count"] / med["plain_warm_count"]}
+
+
 def spark_sections(names: list[str], args: argparse.Namespace) -> dict[str, float]:
     """The data source sections, in one SparkSession of this process."""
     spark = spark_session(args.master, app_name="bench_spark")
@@ -372,8 +430,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--master", default=None, help="Spark master (default $SPARK_MASTER, then local[2])")
     parser.add_argument("--codec", default="zstd",
                         help="Parquet codec of both sides (zstd: Paimon's default; Spark's own default is snappy)")
-    parser.add_argument("--sections", default="write,read,compaction,peer",
-                        help="comma-separated: write, read, compaction, peer")
+    parser.add_argument("--sections", default="startup,write,read,compaction,peer",
+                        help="comma-separated: startup, write, read, compaction, peer")
     # large enough that Spark's fixed cost per job (0.1-0.3 s on local mode) does not hide the units' speed-up
     parser.add_argument("--compaction-rows", type=int, default=24_000_000)
     parser.add_argument("--buckets", type=int, default=16)
@@ -383,6 +441,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="a quick run: 300,000 rows, 1,000,000 compaction rows, repeat 1")
     parser.add_argument("--worker-compact", nargs=2, metavar=("MASTER", "PATH"), help=argparse.SUPPRESS)
     parser.add_argument("--worker-planning", metavar="PATH", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-startup", nargs=3, metavar=("KIND", "ROOT", "MASTER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.short:
         args.rows, args.compaction_rows, args.repeat = 300_000, 1_000_000, 1
@@ -390,6 +449,8 @@ def main(argv: list[str] | None = None) -> None:
         return worker_compact(*args.worker_compact)
     if args.worker_planning:
         return worker_planning(args.worker_planning)
+    if args.worker_startup:
+        return worker_startup(*args.worker_startup)
     if args.planning_files:
         with tempfile.TemporaryDirectory(prefix="bench-spark-planning-") as tmp:
             for k, v in bench_planning(args.planning_files, Path(tmp)).items():
@@ -397,12 +458,14 @@ def main(argv: list[str] | None = None) -> None:
         return None
     names = [n.strip() for n in args.sections.split(",") if n.strip()]
     results: dict[str, float] = {}
+    if "startup" in names:
+        results.update(bench_startup(args))
     if any(n in ("write", "read") for n in names):
         results.update(spark_sections([n for n in names if n in ("write", "read")], args))
     if any(n in ("compaction", "peer") for n in names):
         results.update(maintenance_sections(names, args))
     rows = f"rows={args.rows:,} " if any(n in ("write", "read") for n in names) else ""
-    print(f"{rows}master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of)")
+    print(f"{rows}master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of; startup: medians)")
     for key, value in results.items():
         unit = "x" if key.endswith("ratio") else "s"
         print(f"  {key:<32} {value:8.2f}{unit}")

@@ -11,10 +11,9 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from table_format.arrow_types import to_arrow_schema, to_arrow_type
@@ -31,6 +30,7 @@ from table_format.meta.snapshot import Snapshot, tag_from_json
 from table_format.options import BucketMode
 from table_format.predicate import Predicate, parse_filter
 from table_format.scan.changes import ChangeSplit, plan_changes, read_change_split, read_changes
+from table_format.scan.lookup import lookup as lookup_keys
 from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.scan.split import DataSplit
@@ -41,6 +41,9 @@ from table_format.workers import pool_size, worker_pool
 from table_format.write.commit import FileStoreCommit, Overwrite
 from table_format.write.commit_message import CommitMessage
 from table_format.write.table_write import TableWrite
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class TableScan:
@@ -102,6 +105,8 @@ class TableScan:
         return pa.Table.from_batches(batches, schema=self._reader.output_schema)
 
     def to_polars(self) -> pl.DataFrame:
+        import polars as pl  # imported on first use (Spark's Python workers start faster without it)
+
         result = pl.from_arrow(self.to_arrow())
         assert isinstance(result, pl.DataFrame)
         return result
@@ -202,6 +207,15 @@ class Table:
                 store = store.with_schema(store.schema_by_id(snapshot.schema_id))
         predicate = parse_filter(filter, store.schema, table=self.identifier)
         return TableScan(self, predicate=predicate, columns=columns, snapshot=snapshot, limit=limit, store=store)
+
+    def lookup(self, keys: Any, *, columns: Sequence[str] | None = None, snapshot_id: int | None = None,
+               tag: str | None = None) -> pa.Table:
+        """The latest (merged) row of each primary key in ``keys``: a pyarrow Table with the primary-key columns,
+        or an array / list of values for a one-column key. Keys the table lacks have no row; rows come in no
+        particular order. The rows a scan filtered on the same keys returns, read one pass per bucket holding a
+        key (the keys' buckets computed as writers do): for enrichment joins."""
+        scan = self.scan(columns=columns, snapshot_id=snapshot_id, tag=tag)
+        return lookup_keys(scan.store, scan.snapshot, keys, columns=columns)
 
     def _tag_snapshot(self, tag: str) -> Snapshot:
         path = self.store.paths.tag(tag)

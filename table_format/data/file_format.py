@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ import zstandard
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
 from table_format.data.orc_stats import StripeStats, orc_stripe_stats
+from table_format.data.probe_read import RowProbe, StatsTest, probe_row_groups, read_probed
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
 
@@ -209,41 +210,49 @@ def read_file(file_io: FileIO, path: str, *, columns: Sequence[str] | None = Non
     raise CorruptMetadataError(f"data file {path}: unsupported format {fmt!r}")
 
 
-RowGroupTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int | None], int], bool]
-"""(min by column, max by column, null count by column, row count) of a row group -> may it hold matching rows."""
+RowGroupTest = StatsTest  # (min, max, null count by column, row count) of a row group -> may it hold matching rows
 
 
 def read_file_pruned(
     file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest,
-    verify_checksums: bool = True,
-) -> tuple[pa.Table, np.ndarray | None, int]:
-    """Read a data file skipping the Parquet row groups whose statistics (of `stats_columns`, by file column
-    name) fail `keep`. Returns the rows read, their positions in the file (None: every row, in order) and the
-    file's row count. ORC stripes are skipped the same way (their statistics, :mod:`.orc_stats`); Avro files are
-    read whole."""
+    verify_checksums: bool = True, probe: RowProbe | None = None, probe_exact: bool = False,
+    sorted_by: str | None = None,
+) -> tuple[pa.Table, np.ndarray | None, int, bool]:
+    """Read a data file skipping the Parquet row groups (ORC stripes: :mod:`.orc_stats`) whose statistics (of
+    `stats_columns`, file names) fail `keep`; Avro is read whole. With a `probe` (Parquet) the `stats_columns` are
+    decoded first, the rest only where it keeps rows (data/probe_read.py; `probe_exact`: only its rows are returned;
+    `sorted_by`: the file's sort column). Returns (rows, their positions in the file or None for all rows in order,
+    the file's row count, whether only the probe's rows were returned)."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
-        return _read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep)
+        return (*_read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep), False)
     if fmt != "parquet":
         table = read_file(file_io, path, columns=columns)
-        return table, None, table.num_rows
+        return table, None, table.num_rows, False
     try:
         with file_io.open_input_file(path) as f:
             fragment = _PARQUET_READERS[verify_checksums].make_fragment(f)
             meta = fragment.metadata
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
+            if probe is not None and selected:
+                last_hits, hits = probe_row_groups(f, fragment, meta, selected, stats_columns, probe, keep=keep,
+                                                   sorted_by=sorted_by, verify_checksums=verify_checksums)
+                if not last_hits:
+                    return fragment.subset(row_group_ids=[]).to_table(columns=cols), hits, meta.num_rows, True
+                table, positions = read_probed(f, fragment, meta, last_hits, cols, verify_checksums=verify_checksums,
+                                               only=hits if probe_exact else None)
+                return table, positions, meta.num_rows, probe_exact
             if len(selected) == meta.num_row_groups:
-                return fragment.to_table(columns=cols, use_threads=True), None, meta.num_rows
+                return fragment.to_table(columns=cols, use_threads=True), None, meta.num_rows, False
             table = fragment.subset(row_group_ids=selected).to_table(columns=cols, use_threads=True)
     except FileNotFoundError:
         raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
         raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
     starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
-    positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
-        if selected else np.zeros(0, dtype=np.int64)
-    return table, positions, meta.num_rows
+    return table, np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected] or
+                                 [np.zeros(0, dtype=np.int64)]), meta.num_rows, False
 
 
 def _read_orc_pruned(

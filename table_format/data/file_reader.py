@@ -16,9 +16,10 @@ import pyarrow.compute as pc
 from table_format.arrow_types import to_arrow_field
 from table_format.data.deletion_vector import DeletionFile, read_deletion_vector
 from table_format.data.file_format import format_of, iter_file_batches, read_file, read_file_pruned
+from table_format.data.probe_read import RowProbe
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
-from table_format.predicate import Predicate
+from table_format.predicate import Predicate, equality_values
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.schema import TableSchema
 from table_format.store.file_store import FileStore
@@ -38,6 +39,7 @@ from table_format.types import (
 
 _SYSTEM_TYPES = {SEQUENCE_NUMBER: pa.int64(), VALUE_KIND: pa.int8()}
 # Parquet statistics of these types read back as the column's Python values (floats: NaN is left out of min/max)
+_MAX_PROBE_VALUES = 100_000  # a filter pinning a column to at most this many values decodes it first (RowProbe)
 _PRUNABLE_TYPES = (TinyIntType, SmallIntType, IntType, BigIntType, BooleanType, DateType, DecimalType, VarCharType)
 
 
@@ -53,6 +55,37 @@ def _stats_names(predicate: Predicate, current: TableSchema, file_schema: TableS
                 and _same_type(in_file.type, target.type)):
             out[in_file.name] = name
     return out
+
+
+def _row_probe(predicate: Predicate, to_current: dict[str, str], *, sorted_file: bool) -> RowProbe | None:
+    """The mask of the rows (file column names) the filter's part on columns with row-group statistics keeps, for a
+    filter pinning one of them to a few values (a key lookup) or any such filter on a file sorted by them (a
+    primary-key file: a key range's rows are contiguous); None otherwise."""
+    names = list(to_current.values())
+    if not sorted_file and not any(
+            equality_values(predicate, [n], max_combinations=_MAX_PROBE_VALUES) is not None for n in names):
+        return None
+    part = predicate.project(names)
+    if part is None:
+        return None
+    expression = part.to_arrow_expression()
+
+    def probe(rows: pa.Table) -> np.ndarray:
+        rows = rows.rename_columns([to_current[c] for c in rows.column_names])
+        kept = rows.append_column("__row", pa.array(np.arange(rows.num_rows, dtype=np.int64))).filter(expression)
+        mask = np.zeros(rows.num_rows, dtype=bool)
+        mask[kept.column("__row").to_numpy()] = True
+        return mask
+
+    return probe
+
+
+def _sort_column(store: FileStore, file_schema: TableSchema, to_current: dict[str, str]) -> str | None:
+    """The file's name of the first key column (primary-key files are sorted by the key) when the filter tests it."""
+    first = store.key_fields[0] if store.key_fields else None
+    by_id = {f.id: f.name for f in file_schema.fields}
+    name = by_id.get(first.id) if first is not None else None
+    return name if name is not None and name in to_current else None
 
 
 def _same_type(a: DataType, b: DataType) -> bool:
@@ -89,10 +122,13 @@ def read_data_file(
     deletion_file: DeletionFile | None = None,
     predicate: Predicate | None = None,
     prune_only: bool = False,
+    sorted_file: bool = False,
 ) -> pa.Table:
     """Columns `names` (current schema) + physical system columns of one file. With a `predicate` (on columns of
     `names`), only the rows matching it are returned, and Parquet row groups whose statistics rule it out are
-    not read; with `prune_only` every row of the row groups read is returned (Java's key filter: row groups)."""
+    not read; with `prune_only` every row of the row groups read is returned (Java's key filter: row groups).
+    `sorted_file`: the file is sorted by the predicate's columns (a primary-key file and a key predicate), so a key
+    range is decoded only up to its last row (data/probe_read.py)."""
     current = store.schema
     file_schema = store.schema_by_id(file.schema_id)
     by_id = {fld.id: fld for fld in file_schema.fields}
@@ -101,6 +137,7 @@ def read_data_file(
     path = store.data_file_path(partition, bucket, file.file_name, file.external_path)
     present = [c for c in file_names if c is not None]
     positions: np.ndarray | None = None
+    filtered = False  # only the rows matching `predicate` were read
     verify = store.options.parquet_verify_checksums
     if predicate is None:
         raw = read_file(store.file_io, path, columns=present + list(system), verify_checksums=verify)
@@ -113,9 +150,12 @@ def read_data_file(
                                         {to_current[k]: v for k, v in maxs.items()},
                                         {to_current[k]: v for k, v in nulls.items()}, rows)
 
-        raw, positions, file_rows = read_file_pruned(store.file_io, path, columns=present + list(system),
-                                                     stats_columns=list(to_current), keep=keep_group,
-                                                     verify_checksums=verify)
+        probe = None if prune_only else _row_probe(predicate, to_current, sorted_file=sorted_file)
+        raw, positions, file_rows, filtered = read_file_pruned(
+            store.file_io, path, columns=present + list(system), stats_columns=list(to_current), keep=keep_group,
+            verify_checksums=verify, probe=probe,
+            probe_exact=probe is not None and predicate.fields() <= set(to_current.values()),
+            sorted_by=_sort_column(store, file_schema, to_current) if sorted_file else None)
         _check_shape(raw, file, path, present + list(system), file_rows)
     if deletion_file is not None:
         deleted = read_deletion_vector(store.file_io, deletion_file)
@@ -127,7 +167,9 @@ def read_data_file(
                 keep = ~np.isin(positions, deleted)
             raw = raw.filter(pa.array(keep))
     out = _evolve(raw, current, names, file_fields, system, path, orc=format_of(file.file_name) == "orc")
-    return out.filter(predicate.to_arrow_expression()) if predicate is not None and not prune_only else out
+    if predicate is None or prune_only or filtered:
+        return out
+    return out.filter(predicate.to_arrow_expression())
 
 
 def iter_data_file(

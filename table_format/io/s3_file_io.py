@@ -39,9 +39,8 @@ from table_format.io.s3_errors import error_codes, os_error, s3_errors
 from table_format.io.s3_streams import S3InputFile, S3OutputStream
 from table_format.io.s3_uploads import abort_uploads, list_uploads
 
-try:
-    import botocore.session
-    from botocore.config import Config as BotoConfig
+try:  # botocore.session and its config are imported when a client is made (a third of a second)
+    import botocore
     from botocore.exceptions import BotoCoreError, ClientError
 except ImportError:  # pragma: no cover - the s3 extra is not installed
     botocore = None
@@ -96,6 +95,9 @@ class S3FileIO(FileIO):
             return self._client
 
     def _new_client(self) -> Any:
+        import botocore.session
+        from botocore.config import Config as BotoConfig
+
         cfg = self.config
         session = botocore.session.get_session()
         client = session.create_client(

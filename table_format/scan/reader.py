@@ -88,7 +88,8 @@ class SplitReader:
         (`prune_only`: all rows of the row groups that may match)."""
         dv = split.deletion_files[index] if split.deletion_files else None
         return read_data_file(self.store, split.partition, split.bucket, split.files[index], names,
-                              system=system, deletion_file=dv, predicate=predicate, prune_only=prune_only)
+                              system=system, deletion_file=dv, predicate=predicate, prune_only=prune_only,
+                              sorted_file=self.store.has_primary_key)
 
     # ---- split level ---------------------------------------------------------------------
     def read(self, split: DataSplit) -> pa.Table:

@@ -136,7 +136,9 @@ class ManifestStore:
             return self.decoded_manifest(m.file_name, meta=m).select(partition_ok=partition_ok,
                                                                      buckets_for=buckets_for)
 
-        if len(manifests) > 1:
+        with self._lock:  # cached manifests are selected in this thread: a hop to the pool costs more
+            cached = all(m.file_name in self._cache for m in manifests)
+        if len(manifests) > 1 and not cached:
             chunks = run_all("manifest", select, manifests)
         else:
             chunks = [select(m) for m in manifests]

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_format import FileSystemCatalog, SchemaChange, Table, write_table
-from table_format.data import file_format
+from table_format.data import file_format, probe_read
 from table_format.data.file_format import dictionary_columns, row_group_rows
 from table_format.data.orc_stats import orc_stripe_stats
 from table_format.predicate import parse_filter
@@ -174,6 +174,22 @@ class _RowGroupCounter:
         self.lock = threading.Lock()
         monkeypatch.setattr(file_format, "_PARQUET_READERS",
                             {v: _CountingFormat(r, self) for v, r in file_format._PARQUET_READERS.items()})
+        counter = self
+        seen: set[tuple[int, int]] = set()  # (file, row group) decoded in part by a probe (data/probe_read.py)
+
+        class CountingParquetFile(pq.ParquetFile):
+            def __init__(self, source: Any, **kwargs: Any) -> None:
+                super().__init__(source, **kwargs)
+                self.source_id = id(source)
+
+            def iter_batches(self, *args: Any, row_groups: list[int], **kwargs: Any) -> Any:
+                with counter.lock:
+                    new = {(self.source_id, g) for g in row_groups} - seen
+                    seen.update(new)
+                    counter.read += len(new)
+                return super().iter_batches(*args, row_groups=row_groups, **kwargs)
+
+        monkeypatch.setattr(probe_read.pq, "ParquetFile", CountingParquetFile)
 
 
 class _CountingFragment:

@@ -14,10 +14,9 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow.compute as pc
 
 from table_format.meta.avro import plain_container
@@ -29,6 +28,9 @@ from table_format.meta.manifest.records import (
     ManifestEntry,
     SimpleStats,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["DecodedManifest", "decode_manifest", "read_manifest"]
 
@@ -102,6 +104,8 @@ class DecodedManifest:
     ) -> list[ManifestEntry]:
         """The entries, in file order, whose partition passes `partition_ok` and whose bucket is among
         `buckets_for(total_buckets)` (None: any bucket); each callable is asked once per distinct value."""
+        import polars as pl  # imported on first use: processes that read no manifest never load it
+
         if partition_ok is None and buckets_for is None:
             return self.entries()
         if self._frame is None:
@@ -168,6 +172,8 @@ def _stats(frame: pl.DataFrame, prefix: str) -> list[SimpleStats]:
 
 def _frame(data: bytes) -> pl.DataFrame:
     """The manifest's columns, flat (`_FILE` fields at the top, stats as `<stats>_MIN_VALUES` ...), checked."""
+    import polars as pl  # imported on first use: processes that read no manifest never load it
+
     plain = plain_container(data)
     records = sum(plain.block_records)
     if records == 0:
@@ -238,6 +244,8 @@ def _varint_sizes(values: np.ndarray) -> np.ndarray:
 
 def _encoded_size(s: pl.Series, avro_type: Any) -> np.ndarray:
     """Bytes of each value of `s` in Avro binary encoding of `avro_type` (_NotColumnar for what is not sized)."""
+    import polars as pl  # imported on first use: processes that read no manifest never load it
+
     if isinstance(avro_type, list):
         if len(avro_type) != 2 or "null" not in avro_type:
             raise _NotColumnar
@@ -282,6 +290,8 @@ def _encoded_size(s: pl.Series, avro_type: Any) -> np.ndarray:
 
 def _build(frame: pl.DataFrame) -> list[ManifestEntry]:
     """ManifestEntry objects of a flat frame's rows."""
+    import polars as pl  # imported on first use: processes that read no manifest never load it
+
     if frame.height == 0:
         return []
 

@@ -5,7 +5,8 @@ one JSON line: the answer of each operation. Operations: ``{"op": "probe"}`` (wh
 ``table_format`` come from), ``{"op": "compact", "table": PATH, "full": BOOL}``,
 ``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``,
 ``{"op": "sql", "warehouse": PATH, "statements": [SQL, ...]}`` (register_warehouse, then the statements in order;
-the rows of the last one, sorted).
+the rows of the last one, sorted). The argument may also be ``{"conf": {...}, "executor_timeout": S, "ops": [...]}``:
+that session conf instead of the small executors below, and spark_session's executor_timeout.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ def _where_am_i(_: Any) -> Any:
 
 
 def main() -> None:
-    url, ops = sys.argv[1], json.loads(sys.argv[2])
-    spark = spark_session(master=url, app_name="lakehouse-cluster-test", conf={
-        "spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": "2",
-        "spark.driver.memory": "1g", "spark.default.parallelism": "2",
-    })
+    url, request = sys.argv[1], json.loads(sys.argv[2])
+    conf = {"spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": "2",
+            "spark.driver.memory": "1g", "spark.default.parallelism": "2"}
+    ops, timeout = request, 60.0
+    if isinstance(request, dict):
+        conf, ops, timeout = request["conf"], request["ops"], request.get("executor_timeout", timeout)
+    spark = spark_session(master=url, app_name="lakehouse-cluster-test", conf=conf, executor_timeout=timeout)
     answers: list[Any] = []
     try:
         for op in ops:

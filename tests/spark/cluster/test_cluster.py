@@ -50,3 +50,16 @@ def test_sql_session_tables_on_a_cluster(spark_cluster, warehouse, oracle):
     assert answer == [[2 * len(before), 2 * len(before)]]
     assert len(rows(open_table(table.path))) == 2 * len(before)
     assert len(oracle.read(warehouse, "db", "t")) == 2 * len(before)
+
+
+def test_executor_sizing_is_left_to_the_cluster(spark_cluster):
+    # no executor size asked for: the 1 GiB workers host Spark's default executors (a fixed 2g never started)
+    probe = spark_cluster.run_driver({"conf": {"spark.cores.max": "2", "spark.driver.memory": "1g"},
+                                      "ops": [{"op": "probe"}]})[0]
+    assert {p["python"] for p in probe} == {str(spark_cluster.executor_python)}
+
+
+def test_executors_no_worker_can_host_fail_instead_of_hanging(spark_cluster):
+    with pytest.raises(AssertionError, match="granted no executor within 10 s.*spark.executor.memory=4g"):
+        spark_cluster.run_driver({"conf": {"spark.executor.memory": "4g", "spark.driver.memory": "1g"},
+                                  "executor_timeout": 10, "ops": [{"op": "probe"}]}, timeout=240)
