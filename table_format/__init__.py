@@ -45,7 +45,13 @@ from table_format.table import Table, TableScan, iter_split, read_changes_split,
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
-from table_format.write_api import commit_write, discard_written_files, table_commit_landed, write_table
+from table_format.write_api import (
+    commit_write,
+    discard_written_files,
+    last_commit_identifier,
+    table_commit_landed,
+    write_table,
+)
 
 __all__ = [
     "Consumer",
@@ -98,6 +104,7 @@ __all__ = [
     "open_table",
     "commit_write",
     "discard_written_files",
+    "last_commit_identifier",
     "parse_duration",
     "parse_memory_size",
     "read_changes_split",

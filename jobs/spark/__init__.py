@@ -5,6 +5,7 @@ from jobs.spark.maintenance import compact, expire_snapshots, remove_orphan_file
 from jobs.spark.routing import write
 from jobs.spark.session import spark_session
 from jobs.spark.shipping import ship_code
+from jobs.spark.streaming import write_stream
 
 __all__ = [
     "compact",
@@ -15,4 +16,5 @@ __all__ = [
     "ship_code",
     "spark_session",
     "write",
+    "write_stream",
 ]

@@ -1,0 +1,90 @@
+"""``write_stream(df, table_path, checkpoint=...)``: the fast streaming path into any table, exactly once.
+
+A ``foreachBatch`` query: each micro-batch is routed as ``jobs.spark.write`` routes a batch (each bucket of a
+primary-key table in one task, so no level-0 pile-up and no refusal), written by the tasks and committed once on
+the driver with the batch id as the snapshot's ``commitIdentifier`` under the checkpoint's commit user
+(jobs/spark/stream_writer.py). A batch Spark replays after a crash between our commit and its commit log is
+recognised before anything is written, and skipped.
+"""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming import StreamingQuery
+
+from jobs.spark.create import TableSpec, key_list, open_or_create
+from jobs.spark.routing import route
+from jobs.spark.stream_writer import COMMIT_DDL, checkpoint_commit_user, commit_batch, landed, task_commit_rows
+from jobs.spark.types import check_writable
+from jobs.spark.writer import TaskCommit, WritePlan, single_writer_unit
+from table_format import OptionError, open_table
+
+
+def write_stream(df: DataFrame, table_path: str, *, checkpoint: str, trigger: Mapping[str, Any] | None = None,
+                 options: Mapping[str, str] | None = None, num_partitions: int | None = None,
+                 primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
+                 table_options: Mapping[str, str] | None = None, query_name: str | None = None) -> StreamingQuery:
+    """Start a streaming query appending ``df``'s micro-batches to the table at ``table_path``; returns it.
+
+    ``checkpoint``: Spark's checkpoint location (also holds the commit user). ``trigger``: keyword arguments of
+    ``DataStreamWriter.trigger`` (``{"availableNow": True}``, ``{"processingTime": "10 seconds"}``; default:
+    Spark's, a batch as soon as the previous one ends). ``options`` (``s3.*``), ``num_partitions``,
+    ``primary_keys``, ``partition_keys``, ``table_options``: as for ``jobs.spark.write`` (a missing table is created
+    from ``df``'s schema).
+    """
+    if not df.isStreaming:
+        raise OptionError(f"table at {table_path!r}: write_stream needs a streaming DataFrame (spark.readStream); "
+                          "write a batch DataFrame with jobs.spark.write")
+    s3_options = dict(options or {})
+    spec = TableSpec(primary_keys=key_list(primary_keys), partition_keys=key_list(partition_keys),
+                     options={str(k): str(v) for k, v in (table_options or {}).items()})
+    table = open_or_create(table_path, df.schema, spec, catalog_options=s3_options)
+    check_writable(df.schema, table.arrow_schema, table=table.identifier)
+    commit_user = checkpoint_commit_user(checkpoint, options=s3_options)
+
+    def write_batch(batch: DataFrame, batch_id: int) -> None:
+        write_micro_batch(batch, table_path, batch_id=batch_id, commit_user=commit_user,
+                          num_partitions=num_partitions, options=s3_options)
+
+    writer = df.writeStream.foreachBatch(write_batch).option("checkpointLocation", checkpoint).outputMode("append")
+    if trigger:
+        writer = writer.trigger(**dict(trigger))
+    if query_name:
+        writer = writer.queryName(query_name)
+    return writer.start()
+
+
+def write_micro_batch(batch: DataFrame, table_path: str, *, batch_id: int, commit_user: str,
+                      num_partitions: int | None = None, options: Mapping[str, str] | None = None) -> int | None:
+    """One micro-batch: routed, written by the tasks, committed once; None when nothing changed or when the batch
+    had landed before (a replay: nothing is written)."""
+    s3_options = dict(options or {})
+    table = open_table(table_path, options=s3_options)
+    if landed(table, commit_user, batch_id):
+        return None
+    latest = table.latest_snapshot()
+    plan = WritePlan(path=table_path, identifier=table.identifier, overwrite=False, overwrite_partitions=None,
+                     one_writer_per=single_writer_unit(table), commit_user=commit_user,
+                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options)
+
+    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield task_commit_rows(plan, batches)
+
+    routed = route(batch, table_path, num_partitions=num_partitions, options=s3_options)
+    job = f"paimon write_stream {table.identifier} batch {batch_id} ({uuid.uuid4().hex[:8]})"
+    context = batch.sparkSession.sparkContext
+    context.setJobGroup(job, job)
+    try:
+        rows = routed.mapInArrow(write_task, COMMIT_DDL).toArrow()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+    tasks: list[TaskCommit] = [pickle.loads(b) for b in rows.column("commit").to_pylist()]
+    return commit_batch(table, tasks, commit_user=commit_user, batch_id=batch_id,
+                        one_writer_per=plan.one_writer_per)
