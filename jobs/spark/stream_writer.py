@@ -23,19 +23,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import pickle
 import signal
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from jobs.spark.read_options import catalog_options
-from jobs.spark.writer import TaskCommit, WritePlan, check_one_writer, plan_write
 from jobs.spark.writer import PaimonWriter as _BatchWriter
+from jobs.spark.writer import TaskCommit, WritePlan, check_one_writer, plan_write
 from table_format import (
     OptionError,
     SchemaError,
@@ -155,13 +153,3 @@ def stream_writer(options: Mapping[str, Any], schema: StructType, *, overwrite: 
     plan = plan_write(table_options, schema, overwrite=overwrite)
     user = checkpoint_commit_user(checkpoint, options=catalog_options(options))
     return PaimonStreamWriter(dataclasses.replace(plan, commit_user=user))
-
-
-def task_commit_rows(plan: WritePlan, batches: Any) -> pa.RecordBatch:
-    """What one task of ``write_stream`` sends back: its TaskCommit, pickled, in a one-row Arrow batch."""
-    commit = _BatchWriter(plan).write(batches)
-    return pa.RecordBatch.from_pylist([{"commit": pickle.dumps(commit)}], schema=COMMIT_SCHEMA)
-
-
-COMMIT_DDL = "commit binary"
-COMMIT_SCHEMA = pa.schema([pa.field("commit", pa.binary())])

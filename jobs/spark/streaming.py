@@ -1,28 +1,27 @@
 """``write_stream(df, table_path, checkpoint=...)``: the fast streaming path into any table, exactly once.
 
-A ``foreachBatch`` query: each micro-batch is routed as ``jobs.spark.write`` routes a batch (each bucket of a
-primary-key table in one task, so no level-0 pile-up and no refusal), written by the tasks and committed once on
-the driver with the batch id as the snapshot's ``commitIdentifier`` under the checkpoint's commit user
+A ``foreachBatch`` query: each micro-batch is written as ``jobs.spark.write`` writes a batch (rows routed so that
+each bucket of a primary-key table is one task's: no level-0 pile-up, no refusal), committed once on the driver with
+the batch id as the snapshot's ``commitIdentifier`` under the checkpoint's commit user
 (jobs/spark/stream_writer.py). A batch Spark replays after a crash between our commit and its commit log is
 recognised before anything is written, and skipped.
 """
 
 from __future__ import annotations
 
-import pickle
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
+from jobs.spark.data_source import FORMAT
+from jobs.spark.read_options import catalog_options
 from jobs.spark.routing import route
-from jobs.spark.stream_writer import COMMIT_DDL, checkpoint_commit_user, commit_batch, landed, task_commit_rows
+from jobs.spark.stream_writer import checkpoint_commit_user, crash_point, landed
 from jobs.spark.types import check_writable
-from jobs.spark.writer import TaskCommit, WritePlan, single_writer_unit
+from jobs.spark.writer import COMMIT_IDENTIFIER, COMMIT_USER
 from table_format import OptionError, open_table
 
 
@@ -62,29 +61,17 @@ def write_stream(df: DataFrame, table_path: str, *, checkpoint: str, trigger: Ma
 
 def write_micro_batch(batch: DataFrame, table_path: str, *, batch_id: int, commit_user: str,
                       num_partitions: int | None = None, options: Mapping[str, str] | None = None) -> int | None:
-    """One micro-batch: routed, written by the tasks, committed once; None when nothing changed or when the batch
-    had landed before (a replay: nothing is written)."""
+    """One micro-batch: routed, written by the tasks, committed once (``df.write.format("paimon")`` with the batch
+    id as commit identifier); returns the snapshot id, None when nothing changed or when the batch had landed before
+    (a replay: nothing is written)."""
     s3_options = dict(options or {})
     table = open_table(table_path, options=s3_options)
     if landed(table, commit_user, batch_id):
         return None
-    latest = table.latest_snapshot()
-    plan = WritePlan(path=table_path, identifier=table.identifier, overwrite=False, overwrite_partitions=None,
-                     one_writer_per=single_writer_unit(table), commit_user=commit_user,
-                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options)
-
-    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield task_commit_rows(plan, batches)
-
     routed = route(batch, table_path, num_partitions=num_partitions, options=s3_options)
-    job = f"paimon write_stream {table.identifier} batch {batch_id} ({uuid.uuid4().hex[:8]})"
-    context = batch.sparkSession.sparkContext
-    context.setJobGroup(job, job)
-    try:
-        rows = routed.mapInArrow(write_task, COMMIT_DDL).toArrow()
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
-    tasks: list[TaskCommit] = [pickle.loads(b) for b in rows.column("commit").to_pylist()]
-    return commit_batch(table, tasks, commit_user=commit_user, batch_id=batch_id,
-                        one_writer_per=plan.one_writer_per)
+    (routed.write.format(FORMAT).mode("append").options(**catalog_options(s3_options))
+     .option(COMMIT_USER, commit_user).option(COMMIT_IDENTIFIER, str(batch_id)).save(table_path))
+    table.refresh()
+    ours = [s.id for s in table.snapshots() if s.commit_user == commit_user and s.commit_identifier == batch_id]
+    crash_point(table, batch_id)
+    return max(ours) if ours else None

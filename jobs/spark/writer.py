@@ -41,9 +41,10 @@ from table_format import (
 
 OVERWRITE_PARTITIONS = "overwrite-partitions"
 COMMIT_USER = "commit-user"  # recorded in the snapshot; default a random UUID per write
+COMMIT_IDENTIFIER = "commit-identifier"  # the snapshot's commitIdentifier (jobs.spark.write_stream: the batch id)
 PRIMARY_KEY_OPTIONS = ("primary-key", "primary-keys")  # "id" or "dt,id": keys of a table the write creates
 PARTITION_KEY_OPTIONS = ("partition-keys", "partition")
-_NOT_TABLE_OPTIONS = {"path", "warehouse", COMMIT_USER, OVERWRITE_PARTITIONS, *PRIMARY_KEY_OPTIONS,
+_NOT_TABLE_OPTIONS = {"path", "warehouse", COMMIT_USER, COMMIT_IDENTIFIER, OVERWRITE_PARTITIONS, *PRIMARY_KEY_OPTIONS,
                       *PARTITION_KEY_OPTIONS}
 
 
@@ -67,6 +68,7 @@ class WritePlan:
     commit_user: str
     base_snapshot_id: int | None
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
+    commit_identifier: int | None = None
 
 
 def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: bool) -> WritePlan:
@@ -82,7 +84,17 @@ def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: boo
     latest = table.latest_snapshot()
     return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
                      one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
-                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options)
+                     base_snapshot_id=latest.id if latest else None, catalog_options=s3_options,
+                     commit_identifier=_identifier(options.get(COMMIT_IDENTIFIER), table=table.identifier))
+
+
+def _identifier(raw: str | None, *, table: str) -> int | None:
+    if raw is None or not str(raw).strip():
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise OptionError(f"table {table!r}: option {COMMIT_IDENTIFIER!r} must be an integer, got {raw!r}") from None
 
 
 def table_spec(options: Mapping[str, str]) -> TableSpec:
@@ -156,7 +168,7 @@ class PaimonWriter(DataSourceArrowWriter):
             commit_write(table, [m for t in tasks for m in t.messages],
                          mode="overwrite" if plan.overwrite else "append",
                          overwrite_partitions=list(plan.overwrite_partitions) if plan.overwrite_partitions else None,
-                         commit_user=plan.commit_user)
+                         commit_user=plan.commit_user, commit_identifier=plan.commit_identifier)
         except BaseException:
             self._discard(table, tasks)
             raise
