@@ -115,3 +115,32 @@ def test_primary_key_stream_needs_row_kinds(spark: Any, warehouse: str, tmp_path
         from jobs.spark.stream_options import stream_options  # noqa: PLC0415
 
         stream_options({"path": table.path, "scan.mode": "from-snapshot"})
+
+
+def test_consumer_keeps_unread_snapshots_from_java_expiration(spark: Any, oracle: Any, warehouse: str,
+                                                              tmp_path: Path) -> None:
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db", exist_ok=True)
+    table = catalog.create_table("db.ev", SCHEMA)  # an append table: streams without read.changelog too
+    for i in range(1, 4):
+        _write(table, [("a", i, f"v{i}")])
+    checkpoint = tmp_path / "ckpt"
+    run_stream(spark, table.path, checkpoint, **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1",
+                                                 "max-snapshots-per-trigger": "1", "consumer-id": "c1"})
+    assert table.consumer("c1").next_snapshot == 3  # type: ignore[union-attr]  # batch 2 (snapshot 3) not acked
+    _write(table, [("a", 4, "v4")])
+    _write(table, [("a", 5, "v5")])
+    # Java commits snapshot 6 keeping one snapshot: its expiration stops at the consumer's next snapshot
+    oracle.write_spec({
+        "warehouse": warehouse, "database": "db", "table": "ev", "if_exists": "append",
+        "schema": {"fields": [{"name": "dt", "type": "STRING NOT NULL"}, {"name": "id", "type": "BIGINT NOT NULL"},
+                              {"name": "v", "type": "STRING"}], "primary_keys": [], "partition_keys": [],
+                   "options": {}},
+        "batches": [{"rows": [["+I", "a", 6, "v6"]]}],
+        "dynamic_options": {"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"},
+    })
+    assert [s.id for s in table.snapshots()] == [3, 4, 5, 6]
+    more = run_stream(spark, table.path, checkpoint, **{"consumer-id": "c1"})
+    assert sorted(r for _, b in more for r in _rows(b)) == _rows(table.changes(3, 6))
+    # the restart acked snapshot 3; its one batch (4-6) is acked when the next run plans its first batch
+    assert table.consumer("c1").next_snapshot == 4  # type: ignore[union-attr]
