@@ -2,9 +2,12 @@
 
 Offsets are snapshot ids, as JSON: ``{"snapshot": n}`` = every change up to snapshot n has been read;
 ``{"snapshot": n, "full": true}`` = nothing read yet, the next batch is snapshot n whole (the ``-full`` scan
-modes). A micro-batch reads the changes of one or more snapshots (``table.change_splits``: the changelog files of
-tables with a changelog producer, else the files of APPEND commits; compaction snapshots add nothing) in parallel,
-one Spark partition per changed (partition, bucket) (small ones packed together by size).
+modes). A micro-batch reads the changes of one or more snapshots in parallel, one Spark partition per changed
+(partition, bucket) (small ones packed together by size), as Java's streaming read does: every record of the
+changed files with its own row kind, not merged across snapshots (``table.change_splits(merged=False)``): the
+changelog files of tables with a changelog producer (``input``, ``lookup``, ``full-compaction``: the -U/+U pairs),
+else the files of APPEND commits (what was written: +I upserts, -D deletes); compaction snapshots add nothing but
+their changelog. A bucket's files are read in commit order, so a key's records keep their order.
 
 An OVERWRITE snapshot is never skipped (Java's streaming read skips it unless ``streaming-read-overwrite``): it is a
 micro-batch of its own, as the Dagster incremental inputs read it: the rows of the partitions it replaced are
@@ -220,7 +223,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _changes(self, table: Table, begin: int, end: int) -> list[InputPartition]:
         by_bucket: dict[tuple[bytes, int], list[ChangeSplit]] = defaultdict(list)
-        for split in table.change_splits(begin, end):
+        for split in table.change_splits(begin, end, merged=False):
             by_bucket[(split.partition, split.bucket)].append(split)
         return [ChangesPiece(tuple(splits)) for splits in by_bucket.values()]
 

@@ -1,5 +1,6 @@
-"""spark.readStream.format("paimon"): micro-batches equal to table.changes over the same snapshots, overwrites as
-retractions then insertions, compactions skipped, the consumer advanced, admission control, availableNow."""
+"""spark.readStream.format("paimon"): micro-batches equal to table.changes (unmerged, as Java streams) over the same
+snapshots, overwrites as retractions then insertions, compactions skipped, the consumer advanced, admission control,
+availableNow, Java's expiration kept off the snapshots the stream has not read."""
 
 from __future__ import annotations
 
@@ -77,9 +78,9 @@ def test_stream_equals_changes_and_resumes(spark: Any, warehouse: str, tmp_path:
     # snapshot 1 whole; changes 1-3; the overwrite alone; changes 4-6 (the compaction adds nothing)
     assert [_rows(b) for _, b in batches] == [
         _as(table.scan(snapshot_id=1).to_arrow(), "+I"),
-        _rows(table.changes(1, 3)),
+        _rows(table.changes(1, 3, merged=False)),
         replaced(table, 4),
-        _rows(table.changes(4, 6)),
+        _rows(table.changes(4, 6, merged=False)),
     ]
     assert any(k == "-D" for *_, k in _rows(batches[1][1]))  # the delete of snapshot 3 streamed as -D
     # Spark tells a source that a batch is done when it plans the next one: the consumer trails by one batch
@@ -89,7 +90,7 @@ def test_stream_equals_changes_and_resumes(spark: Any, warehouse: str, tmp_path:
     # a restart from the checkpoint reads only what came since
     _write(table, [("a", 7, "a7"), ("b", 5, "y'")])
     more = run_stream(spark, table.path, checkpoint, **{"consumer-id": "s1"})
-    assert [(i, _rows(b)) for i, b in more] == [(4, _rows(table.changes(6, 7)))]
+    assert [(i, _rows(b)) for i, b in more] == [(4, _rows(table.changes(6, 7, merged=False)))]
     assert table.consumer("s1").next_snapshot == 7  # type: ignore[union-attr]  # batch 3 (to 6) committed at restart
 
 
@@ -97,8 +98,8 @@ def test_max_snapshots_per_trigger_and_latest_full(spark: Any, warehouse: str, t
     table = history(warehouse)
     batches = run_stream(spark, table.path, tmp_path / "one", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "2",
                                                                 "max-snapshots-per-trigger": "1"})
-    expected = [_rows(table.changes(1, 2)), _rows(table.changes(2, 3)), replaced(table, 4), [],
-                _rows(table.changes(5, 6))]
+    expected = [_rows(table.changes(1, 2, merged=False)), _rows(table.changes(2, 3, merged=False)),
+                replaced(table, 4), [], _rows(table.changes(5, 6, merged=False))]
     assert [_rows(b) for _, b in batches] == expected
     # latest-full (the default): the latest snapshot whole, as +I
     full = run_stream(spark, table.path, tmp_path / "full")
@@ -141,6 +142,6 @@ def test_consumer_keeps_unread_snapshots_from_java_expiration(spark: Any, oracle
     })
     assert [s.id for s in table.snapshots()] == [3, 4, 5, 6]
     more = run_stream(spark, table.path, checkpoint, **{"consumer-id": "c1"})
-    assert sorted(r for _, b in more for r in _rows(b)) == _rows(table.changes(3, 6))
+    assert sorted(r for _, b in more for r in _rows(b)) == _rows(table.changes(3, 6, merged=False))
     # the restart acked snapshot 3; its one batch (4-6) is acked when the next run plans its first batch
     assert table.consumer("c1").next_snapshot == 4  # type: ignore[union-attr]
