@@ -71,7 +71,9 @@ def write_micro_batch(batch: DataFrame, table_path: str, *, batch_id: int, commi
     routed = route(batch, table_path, num_partitions=num_partitions, options=s3_options)
     (routed.write.format(FORMAT).mode("append").options(**catalog_options(s3_options))
      .option(COMMIT_USER, commit_user).option(COMMIT_IDENTIFIER, str(batch_id)).save(table_path))
-    table.refresh()
-    ours = [s.id for s in table.snapshots() if s.commit_user == commit_user and s.commit_identifier == batch_id]
     crash_point(table, batch_id)
-    return max(ours) if ours else None
+    for sid in reversed(table.store.snapshots.list_ids()):  # ours is among the newest
+        snapshot = table.store.snapshots.snapshot(sid)
+        if snapshot.commit_user == commit_user:
+            return sid if snapshot.commit_identifier == batch_id else None
+    return None

@@ -70,6 +70,7 @@ def replaced(table: Table, sid: int) -> Rows:
                   + _as(table.scan(snapshot_id=sid, filter=where).to_arrow(), "+I"))
 
 
+@pytest.mark.slow
 def test_stream_equals_changes_and_resumes(spark: Any, warehouse: str, tmp_path: Path) -> None:
     table = history(warehouse)
     checkpoint = tmp_path / "ckpt"

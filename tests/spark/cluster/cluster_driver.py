@@ -3,7 +3,9 @@
 Creates ``jobs.spark.spark_session(master=URL)`` (which ships the code), runs the operations in order and prints
 one JSON line: the answer of each operation. Operations: ``{"op": "probe"}`` (where each executor's Python and
 ``table_format`` come from), ``{"op": "compact", "table": PATH, "full": BOOL}``,
-``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``.
+``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``,
+``{"op": "stream", "table": PATH, "target": PATH, "checkpoint": DIR}`` (the table's changes from its first snapshot,
+``_row_kind`` as column ``op``, into a new table through ``write_stream``, availableNow; answers the batch count).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from jobs.spark import compact, spark_session
+from jobs.spark import compact, spark_session, write_stream
 
 
 def _where_am_i(_: Any) -> Any:
@@ -41,6 +43,13 @@ def main() -> None:
                 answers.append(sorted(map(list, zip(*(c.to_pylist() for c in data.columns), strict=True))))
             elif op["op"] == "count":
                 answers.append(spark.read.format("paimon").load(op["table"]).where(op["filter"]).count())
+            elif op["op"] == "stream":
+                changes = (spark.readStream.format("paimon").option("read.changelog", "true")
+                           .option("scan.mode", "from-snapshot").option("scan.snapshot-id", "1").load(op["table"]))
+                query = write_stream(changes.withColumnRenamed("_row_kind", "op"), op["target"],
+                                     checkpoint=op["checkpoint"], trigger={"availableNow": True})
+                query.awaitTermination()
+                answers.append(len(query.recentProgress))
             else:
                 raise ValueError(f"unknown operation {op!r}")
     finally:

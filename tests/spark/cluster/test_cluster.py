@@ -38,3 +38,16 @@ def test_compaction_and_reads_on_a_cluster_with_shipped_code(spark_cluster, ware
 
     assert [tuple(r) for r in read] == expected_rows("pk")
     assert count == sum(1 for r in expected_rows("pk") if r[0] == "2024-05-02" and r[2] > 500000)
+
+
+def test_streaming_query_on_a_cluster(spark_cluster, warehouse, tmp_path):
+    table = make_table(warehouse, "pk", commits=4)
+    target = f"{warehouse}/db.db/audit"
+    (batches,) = spark_cluster.run_driver([
+        {"op": "stream", "table": table.path, "target": target, "checkpoint": str(tmp_path / "ckpt")},
+    ])
+    assert batches >= 1
+    names = ["dt", "id", "v", "s", "_row_kind"]
+    expected = sorted(tuple(r[n] for n in names) for r in table.changes(0, 4, merged=False).to_pylist())
+    got = open_table(target).scan().to_arrow().rename_columns([*names[:-1], "_row_kind"])
+    assert sorted(tuple(r[n] for n in names) for r in got.select(names).to_pylist()) == expected
