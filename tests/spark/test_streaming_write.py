@@ -117,3 +117,17 @@ def test_killed_after_commit_restarts_exactly_once(warehouse: str, tmp_path: Pat
         write_table(reference, data)
     assert (open_table(pk.path).scan().to_arrow().sort_by("id")
             == open_table(reference.path).scan().to_arrow().sort_by("id"))
+
+
+def test_sink_refuses_one_bucket_from_two_tasks(spark: Any, warehouse: str, tmp_path: Path) -> None:
+    _inputs(tmp_path / "in")
+    table = FileSystemCatalog(warehouse)
+    table.create_database("db", exist_ok=True)
+    pk = table.create_table("db.pk", SCHEMA, primary_keys=("id",), options={"bucket": "1"})
+    query = (spark.readStream.schema("id BIGINT, v STRING").parquet(str(tmp_path / "in")).writeStream
+             .format("paimon").option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True)
+             .start(pk.path))
+    with pytest.raises(Exception, match="write_stream"):  # the note names the routing path
+        query.awaitTermination(300)
+    assert pk.refresh().latest_snapshot() is None
+    assert not list(Path(pk.path).glob("bucket-*/*.parquet"))  # the tasks' files were deleted
