@@ -50,7 +50,13 @@ from table_format.table import Table, TableScan, iter_split, read_changes_split,
 from table_format.write.commit_message import CommitMessage
 from table_format.write.compact_task import CompactOutcome, CompactTask
 from table_format.write.table_write import TableWrite
-from table_format.write_api import commit_write, discard_written_files, table_commit_landed, write_table
+from table_format.write_api import (
+    commit_write,
+    discard_written_files,
+    last_commit_identifier,
+    table_commit_landed,
+    write_table,
+)
 
 __all__ = [
     "Consumer",
@@ -108,6 +114,7 @@ __all__ = [
     "commit_write",
     "discard_written_files",
     "keeper_tag",
+    "last_commit_identifier",
     "parse_duration",
     "parse_memory_size",
     "read_changes_split",

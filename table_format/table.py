@@ -26,7 +26,7 @@ from table_format.maintenance.consumers import Consumer, delete_consumer, list_c
 from table_format.maintenance.post_commit import PostCommitMaintenance
 from table_format.maintenance.results import DeleteTagResult, RollbackResult
 from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rollback_to
-from table_format.meta.snapshot import Snapshot, tag_from_json
+from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, tag_from_json
 from table_format.options import BucketMode
 from table_format.predicate import Predicate, parse_filter
 from table_format.scan.changes import ChangeSplit, plan_changes, read_change_split, read_changes
@@ -251,8 +251,12 @@ class Table:
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: bool = False,
                overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
-               commit_user: str | None = None) -> int | None:
+               commit_user: str | None = None, commit_identifier: int | None = None) -> int | None:
         """One atomic snapshot from the messages of any number of writers.
+
+        ``commit_identifier``: recorded in the snapshot as ``commitIdentifier`` (default Java's batch identifier,
+        Long.MAX_VALUE); a streaming writer passes its batch or checkpoint id under a stable ``commit_user``, so that
+        ``last_commit_identifier`` tells which of its commits landed (Java's streaming committers).
 
         Raises CommitConflictError (nothing landed: rewrite on the new snapshot), CommitFailedError (nothing
         landed) or CommitOutcomeUnknownError (it may have landed: do not delete the messages' files; see
@@ -269,7 +273,9 @@ class Table:
         # built first, like Java's TableCommitImpl: bad maintenance options fail before anything is committed
         post_commit = PostCommitMaintenance(self.store, commit_user=commit_user)
         messages = list(messages)
-        snapshot_id = FileStoreCommit(self.store, commit_user=commit_user).commit(messages, overwrite=over)
+        identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
+        snapshot_id = FileStoreCommit(self.store, commit_user=commit_user).commit(messages, overwrite=over,
+                                                                                commit_identifier=identifier)
         if any(f.schema_id > self.store.schema.id for m in messages for f in (*m.new_files, *m.compact_after)):
             self.refresh()  # a merge-mode writer evolved the schema: this table now has it too
         post_commit.run()  # expiration and tags; logs its errors, never raises them: the commit has landed

@@ -9,7 +9,7 @@ from typing import Any
 from table_format.errors import SchemaConflictError, SchemaError
 from table_format.table import Table
 from table_format.write.commit_message import CommitMessage
-from table_format.write.commit_recovery import commit_landed
+from table_format.write.commit_recovery import commit_identifier_of, commit_landed
 from table_format.write.input import to_arrow_table
 from table_format.write.schema_merge import check_schema_mode
 
@@ -89,11 +89,13 @@ def commit_write(
     mode: str = "append",
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
     commit_user: str,
+    commit_identifier: int | None = None,
 ) -> int | None:
     """Commit the messages of any number of writers (``table.new_write(overwrite=mode == "overwrite")``) as one
     snapshot, with write_table's semantics: rows outside ``overwrite_partitions`` are refused, the table option
     ``dynamic-partition-overwrite`` narrows a full overwrite. Returns the snapshot id, or None when nothing changed.
     Raises without deleting any file: the caller decides with ``table_commit_landed`` (distributed writers too).
+    ``commit_identifier``: see ``Table.commit`` (streaming writers: the batch id; ``last_commit_identifier``).
     """
     if mode not in ("append", "overwrite"):
         raise SchemaError(f"table {table.identifier!r}: mode must be 'append' or 'overwrite', not {mode!r}")
@@ -119,7 +121,16 @@ def commit_write(
     if not messages and not overwrite:
         return None
     return table.commit(messages, overwrite=overwrite and overwrite_partitions is None,
-                        overwrite_partitions=overwrite_partitions, commit_user=commit_user)
+                        overwrite_partitions=overwrite_partitions, commit_user=commit_user,
+                        commit_identifier=commit_identifier)
+
+
+def last_commit_identifier(table: Table, commit_user: str) -> int | None:
+    """The ``commitIdentifier`` of the latest snapshot ``commit_user`` committed (None: no snapshot of that user is
+    left), as Java's streaming committers read it back after a restart (FileStoreCommitImpl.filterCommitted): a
+    writer that commits identifiers in increasing order skips every identifier up to this one. Newest snapshot
+    first; a snapshot expired meanwhile is passed over."""
+    return commit_identifier_of(table.store, commit_user)
 
 
 def table_commit_landed(table: Table, commit_user: str, *, after_snapshot_id: int | None = None) -> bool:

@@ -6,6 +6,7 @@ from jobs.spark.routing import write
 from jobs.spark.session import spark_session
 from jobs.spark.shipping import ship_code
 from jobs.spark.sql import register_table, register_warehouse
+from jobs.spark.streaming import write_stream
 
 __all__ = [
     "compact",
@@ -18,4 +19,5 @@ __all__ = [
     "ship_code",
     "spark_session",
     "write",
+    "write_stream",
 ]

@@ -6,9 +6,13 @@
 
 Reader options: ``columns`` ("a,b": Spark does not prune Python data sources, so project here), ``snapshot-id``,
 ``tag``, ``incremental-between`` ("3,5": the changes after snapshot 3 up to 5, with ``_row_kind``),
-``source.split.target-size`` / ``source.split.open-file-cost`` / ``min-partitions`` (split packing), and
-``warehouse`` (then ``load("db.table")``), and ``s3.*`` catalog options of s3:// tables (``s3.endpoint``,
+``source.split.target-size`` / ``source.split.open-file-cost`` / ``min-partitions`` (split packing),
+``read.changelog`` (true: a ``_row_kind`` column, "+I" for every row of a snapshot read), ``warehouse`` (then
+``load("db.table")``), and ``s3.*`` catalog options of s3:// tables (``s3.endpoint``,
 ``s3.access-key``, ...; readers and writers alike; see docs/object-storage.md). See docs/spark.md.
+
+Streams: ``spark.readStream.format("paimon")`` (jobs/spark/stream_reader.py, options in stream_options.py) and
+``df.writeStream.format("paimon")`` (jobs/spark/stream_writer.py, exactly once per micro-batch).
 """
 
 from __future__ import annotations
@@ -17,12 +21,21 @@ import dataclasses
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
 from jobs.spark.reader import PaimonReader, PushdownReader, pinned_snapshot, read_schema
 from jobs.spark.sql import check_writable_options, session_options, stored_table, tag_session_table
+from jobs.spark.stream_options import stream_options, wants_changelog
+from jobs.spark.stream_reader import PaimonStreamReader
+from jobs.spark.stream_writer import stream_writer
 from jobs.spark.types import spark_schema
 from jobs.spark.writer import PaimonWriter, plan_write
 from table_format import SchemaError
@@ -55,7 +68,7 @@ class PaimonDataSource(DataSource):
                                   f"(columns: {arrow.names})")
             arrow = pa.schema([arrow.field(c) for c in opts.columns])
         schema = spark_schema(arrow, table=table.identifier)
-        if opts.incremental is not None:  # deletions carry only some columns: every column may be null
+        if opts.incremental is not None or wants_changelog(self.options):  # deletions: any column may be null
             schema = StructType([StructField(f.name, f.dataType, True) for f in schema.fields]
                                 + [StructField(ROW_KIND, StringType(), False)])
         return tag_session_table(schema, self.options)  # CREATE TABLE: the path kept in the catalog (jobs/spark/sql.py)
@@ -73,6 +86,12 @@ class PaimonDataSource(DataSource):
         options = session_options(self.options, schema, defaults=self.defaults)
         check_writable_options(options, path=options["path"])
         return PaimonWriter(plan_write(options, schema, overwrite=overwrite))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - pyspark's name
+        return PaimonStreamReader(stream_options(self.options), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        return stream_writer(self.options, schema, overwrite=overwrite)
 
 
 def register_data_source(spark: SparkSession, *, defaults: dict[str, str] | None = None) -> None:

@@ -25,6 +25,7 @@ from jobs.spark.types import exchange_schema, to_exchange
 from table_format import ChangeSplit, DataSplit, Table, iter_split, read_changes_split
 
 BATCH_ROWS = 65536
+ROW_KIND_COLUMN = "_row_kind"
 T = TypeVar("T")
 
 
@@ -110,6 +111,8 @@ def read_schema(table: Table, options: ReadOptions) -> pa.Schema:
 
 def _batches(data: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:
     if data.num_rows:
+        if ROW_KIND_COLUMN in target.names and ROW_KIND_COLUMN not in data.column_names:  # read.changelog
+            data = data.append_column(ROW_KIND_COLUMN, pa.array(["+I"] * data.num_rows, pa.string()))
         yield from to_exchange(data, target).to_batches(max_chunksize=BATCH_ROWS)
 
 

@@ -40,9 +40,11 @@ from table_format import (
 
 OVERWRITE_PARTITIONS = "overwrite-partitions"
 COMMIT_USER = "commit-user"  # recorded in the snapshot; default a random UUID per write
+COMMIT_IDENTIFIER = "commit-identifier"  # the snapshot's commitIdentifier (jobs.spark.write_stream: the batch id)
 PRIMARY_KEY_OPTIONS = ("primary-key", "primary-keys")  # "id" or "dt,id": keys of a table the write creates
 PARTITION_KEY_OPTIONS = ("partition-keys", "partition")
-_NOT_TABLE_OPTIONS = {"path", "warehouse", "branch", COMMIT_USER, OVERWRITE_PARTITIONS, ROUTED, *PRIMARY_KEY_OPTIONS,
+_NOT_TABLE_OPTIONS = {"path", "warehouse", "branch", COMMIT_USER, COMMIT_IDENTIFIER, OVERWRITE_PARTITIONS, ROUTED,
+                      *PRIMARY_KEY_OPTIONS,
                       *PARTITION_KEY_OPTIONS}
 
 
@@ -68,6 +70,7 @@ class WritePlan:
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
     branch: str | None = None  # option "branch": write that Paimon branch of the table
     routed: bool = False  # jobs.spark.write routed the rows: one task per bucket (partition: dynamic buckets)
+    commit_identifier: int | None = None
 
     def open_table(self) -> Table:
         return open_branch(self.path, self.catalog_options, self.branch)
@@ -90,7 +93,17 @@ def plan_write(options: Mapping[str, str], schema: StructType, *, overwrite: boo
     return WritePlan(path=path, identifier=table.identifier, overwrite=overwrite, overwrite_partitions=partitions,
                      one_writer_per=single_writer_unit(table), commit_user=options.get(COMMIT_USER) or str(uuid.uuid4()),
                      base_snapshot_id=latest.id if latest else None, catalog_options=s3_options,
-                     branch=branch, routed=(options.get(ROUTED) or "").strip().lower() == "true")
+                     branch=branch, routed=(options.get(ROUTED) or "").strip().lower() == "true",
+                     commit_identifier=_identifier(options.get(COMMIT_IDENTIFIER), table=table.identifier))
+
+
+def _identifier(raw: str | None, *, table: str) -> int | None:
+    if raw is None or not str(raw).strip():
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise OptionError(f"table {table!r}: option {COMMIT_IDENTIFIER!r} must be an integer, got {raw!r}") from None
 
 
 def table_spec(options: Mapping[str, str]) -> TableSpec:
@@ -171,7 +184,7 @@ class PaimonWriter(DataSourceArrowWriter):
             commit_write(table, messages,
                          mode="overwrite" if plan.overwrite else "append",
                          overwrite_partitions=list(plan.overwrite_partitions) if plan.overwrite_partitions else None,
-                         commit_user=plan.commit_user)
+                         commit_user=plan.commit_user, commit_identifier=plan.commit_identifier)
         except BaseException:
             self._discard(table, tasks, merged_paths)
             raise

@@ -116,6 +116,15 @@ def commit_landed(store: FileStore, commit_user: str, after_id: int | None) -> b
         return True
 
 
+def commit_identifier_of(store: FileStore, commit_user: str) -> int | None:
+    """The commit identifier of the newest snapshot by `commit_user`; None when none is left."""
+    for sid in reversed(store.snapshots.list_ids()):
+        snapshot = _read_settled(store, sid)
+        if snapshot is not None and snapshot.commit_user == commit_user:
+            return snapshot.commit_identifier
+    return None
+
+
 def _read_settled(store: FileStore, sid: int, *, attempts: int = 10) -> Snapshot | None:
     """Snapshot `sid`, or None when it is gone; on a store without atomic puts a snapshot being written can read as
     truncated for a moment, so an unreadable one is read again before giving up (the error propagates)."""

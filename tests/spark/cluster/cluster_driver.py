@@ -5,8 +5,10 @@ one JSON line: the answer of each operation. Operations: ``{"op": "probe"}`` (wh
 ``table_format`` come from), ``{"op": "compact", "table": PATH, "full": BOOL}``,
 ``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``,
 ``{"op": "sql", "warehouse": PATH, "statements": [SQL, ...]}`` (register_warehouse, then the statements in order;
-the rows of the last one, sorted). The argument may also be ``{"conf": {...}, "executor_timeout": S, "ops": [...]}``:
-that session conf instead of the small executors below, and spark_session's executor_timeout.
+the rows of the last one, sorted), ``{"op": "stream", "table": PATH, "target": PATH, "checkpoint": DIR}`` (the
+table's changes from its first snapshot, ``_row_kind`` as column ``op``, into a new table through ``write_stream``,
+availableNow; answers the batch count). The argument may also be ``{"conf": {...}, "executor_timeout": S, "ops":
+[...]}``: that session conf instead of the small executors below, and spark_session's executor_timeout.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from jobs.spark import compact, register_warehouse, spark_session
+from jobs.spark import compact, register_warehouse, spark_session, write_stream
 
 
 def _where_am_i(_: Any) -> Any:
@@ -50,6 +52,13 @@ def main() -> None:
                 register_warehouse(spark, op["warehouse"])
                 result = [spark.sql(statement).collect() for statement in op["statements"]][-1]
                 answers.append(sorted(list(r) for r in result))
+            elif op["op"] == "stream":
+                changes = (spark.readStream.format("paimon").option("read.changelog", "true")
+                           .option("scan.mode", "from-snapshot").option("scan.snapshot-id", "1").load(op["table"]))
+                query = write_stream(changes.withColumnRenamed("_row_kind", "op"), op["target"],
+                                     checkpoint=op["checkpoint"], trigger={"availableNow": True})
+                query.awaitTermination()
+                answers.append(len(query.recentProgress))
             else:
                 raise ValueError(f"unknown operation {op!r}")
     finally:

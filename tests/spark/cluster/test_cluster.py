@@ -63,3 +63,16 @@ def test_executors_no_worker_can_host_fail_instead_of_hanging(spark_cluster):
     with pytest.raises(AssertionError, match="granted no executor within 10 s.*spark.executor.memory=4g"):
         spark_cluster.run_driver({"conf": {"spark.executor.memory": "4g", "spark.driver.memory": "1g"},
                                   "executor_timeout": 10, "ops": [{"op": "probe"}]}, timeout=240)
+
+
+def test_streaming_query_on_a_cluster(spark_cluster, warehouse, tmp_path):
+    table = make_table(warehouse, "pk", commits=4)
+    target = f"{warehouse}/db.db/audit"
+    (batches,) = spark_cluster.run_driver([
+        {"op": "stream", "table": table.path, "target": target, "checkpoint": str(tmp_path / "ckpt")},
+    ])
+    assert batches >= 1
+    names = ["dt", "id", "v", "s", "_row_kind"]
+    expected = sorted(tuple(r[n] for n in names) for r in table.changes(0, 4, merged=False).to_pylist())
+    got = open_table(target).scan().to_arrow().rename_columns([*names[:-1], "_row_kind"])
+    assert sorted(tuple(r[n] for n in names) for r in got.select(names).to_pylist()) == expected
