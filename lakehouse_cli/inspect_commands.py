@@ -85,6 +85,7 @@ def describe(ctx: click.Context, table: str, as_json: bool) -> None:
         ("options", doc["options"] or "all defaults"),
         ("snapshots", doc["snapshot_count"]),
         ("tags", doc["tags"] or "none"),
+        ("iceberg metadata", doc["iceberg_metadata"] or "none (option metadata.iceberg.storage)"),
         ("latest snapshot", "none" if latest is None else
          f"{latest['snapshot_id']} ({latest['commit_kind']}, {_time_text(latest['commit_time'])} UTC, "
          f"{latest['total_record_count']} records)"),
