@@ -8,9 +8,11 @@ The runs start at once with ``DefaultRunCoordinator`` (`ensure_run_coordinator` 
 configures none); a queued coordinator waits for a ``dagster-daemon``.
 """
 
+import os
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,10 +117,35 @@ class Launcher:
 
 
 @contextmanager
-def launched_runs(instance: dg.DagsterInstance, workspace: Path = WORKSPACE) -> Iterator[Launcher]:
-    """A `Launcher` for the code location of `workspace` (its only one), served for the block's duration."""
-    with WorkspaceProcessContext(instance, WorkspaceFileTarget(paths=[str(workspace)]),
-                                 code_server_log_level="WARNING") as context:
+def _inherited_output(log: Path | None) -> Iterator[None]:
+    """Processes started in the block write their stdout and stderr to `log` (appended), if given."""
+    if log is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        with open(log, "ab") as out:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+@contextmanager
+def launched_runs(instance: dg.DagsterInstance, workspace: Path = WORKSPACE, *,
+                  output: Path | None = None) -> Iterator[Launcher]:
+    """A `Launcher` for the code location of `workspace` (its only one), served for the block's duration; the code
+    server's and the runs' own output (Spark's, say) goes to `output` if given, else to this process's."""
+    with ExitStack() as stack:
+        with _inherited_output(output):
+            context = stack.enter_context(WorkspaceProcessContext(
+                instance, WorkspaceFileTarget(paths=[str(workspace)]), code_server_log_level="WARNING"))
         request = context.create_request_context()
         (location,) = request.code_location_names
         error = request.get_code_location_error(location)

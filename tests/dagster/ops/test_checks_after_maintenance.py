@@ -26,7 +26,8 @@ from table_format import FileSystemCatalog
 from tests.dagster.helpers import check_status, stale_status
 from tests.dagster.ops.conftest import batch
 
-pytestmark = pytest.mark.dagster
+pytestmark = [pytest.mark.dagster,  # the sensor context gets the repository (a beta parameter)
+              pytest.mark.filterwarnings("ignore:Parameter `repository_def`:dagster.BetaWarning")]
 SRC, SINK = dg.AssetKey(["db", "src"]), dg.AssetKey(["db", "sink"])
 
 
@@ -61,7 +62,7 @@ def lake(warehouse, resources):
 def run_checks_requested_after(defs, instance, result) -> dg.RunRequest:
     """Evaluate the sensor on the maintenance run's success, then execute the run it requests (as the daemon does)."""
     run = instance.get_run_by_id(result.run_id)
-    (success,) = [e for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_SUCCESS)]
+    (success,) = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_SUCCESS)
     context = dg.build_run_status_sensor_context(sensor_name="checks_after_maintenance", dagster_instance=instance,
                                                  dagster_run=run, dagster_event=success.dagster_event,
                                                  repository_def=defs.get_repository_def())
