@@ -81,7 +81,7 @@ def test_compact_selected_table_only_and_noop_is_an_observation(catalog, make_ta
     result = run(compact_tables, resources, "compact_tables_op", CompactConfig(tables=["db.pk", "db.small"]))
     assert set(changed(result)) == {"db/pk"}
     assert "db/small" in observations(result)  # nothing to compact: reported as unchanged
-    assert "paimon/snapshot_id" not in observations(result)["db/small"].metadata
+    assert "dagster/row_count" not in observations(result)["db/small"].metadata  # the table metadata: on change
     assert small.refresh().latest_snapshot().id == untouched
 
 
