@@ -27,6 +27,7 @@ import dagster as dg
 import pytest
 
 from lakehouse_definitions import build_demo
+from lakehouse_definitions.launch import LAUNCH
 from table_format import FileSystemCatalog
 
 pytestmark = pytest.mark.browser
@@ -257,6 +258,38 @@ def test_check_executed_from_the_ui_passes(dagster_ui, page, monkeypatch):
     shot(page, "07-orders-checks-after-ui-execution")
 
 
+def test_maintenance_launched_in_the_ui_is_followed_by_the_checks(dagster_ui, page):
+    """A compaction launched like the Launchpad does: the daemon of `dagster dev` runs the checks_after_maintenance
+    sensor, whose table_health_checks run leaves every check of the graph "Passed"."""
+    import json
+
+    params = {"selector": {"repositoryLocationName": "lakehouse_definitions:defs", "repositoryName": "__repository__",
+                           "jobName": "compact_tables"},
+              "runConfigData": {"ops": {"compact_tables_op": {"config": {"tables": ["shop.orders"], "full": True}}}}}
+    request = urllib.request.Request(f"{dagster_ui.base}/graphql", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"query": LAUNCH, "variables": {"params": params}}).encode())
+    with urllib.request.urlopen(request, timeout=30) as response:
+        launched = json.loads(response.read())["data"]["launchPipelineExecution"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+    os.environ["DAGSTER_HOME"] = str(dagster_ui.home)
+    deadline = time.monotonic() + 420
+    with dg.DagsterInstance.get() as instance:
+        while True:
+            checks = instance.get_runs(dg.RunsFilter(job_name="table_health_checks", tags={"paimon/after_run": run_id}))
+            if checks and checks[0].is_finished:
+                break
+            assert time.monotonic() < deadline, "no checks run after the compaction within 420 s"
+            time.sleep(3)
+        assert checks[0].status == dg.DagsterRunStatus.SUCCESS
+    page.goto(f"{dagster_ui.base}/asset-groups/demo_lakehouse")
+    page.get_by_text("daily_revenue").first.wait_for()
+    loaded(page)
+    body = page.inner_text("body")
+    assert body.count("4 / 4") == len(DEMO_TABLES) and "Unsynced" not in body, body
+    shot(page, "08-asset-graph-after-ui-compaction")
+
+
 def test_materialization_launched_from_the_ui_makes_its_downstream_unsynced(dagster_ui, page):
     table = FileSystemCatalog(str(dagster_ui.warehouse)).load_table("shop.orders")
     before = table.latest_snapshot().id
@@ -265,7 +298,7 @@ def test_materialization_launched_from_the_ui_makes_its_downstream_unsynced(dags
     button.wait_for()
     button.click()
     page.get_by_text("Launched run").first.wait_for()
-    shot(page, "08-materialize-launched")
+    shot(page, "09-materialize-launched")
     deadline = time.monotonic() + 300
     while table.refresh().latest_snapshot().id == before:
         assert time.monotonic() < deadline, "no new snapshot of shop.orders within 300 s"
@@ -277,7 +310,7 @@ def test_materialization_launched_from_the_ui_makes_its_downstream_unsynced(dags
     loaded(page)
     body = page.inner_text("body")
     assert "Unsynced" in body
-    shot(page, "09-asset-graph-after-upstream-write")
+    shot(page, "10-asset-graph-after-upstream-write")
     page.goto(f"{dagster_ui.base}/assets/shop/daily_revenue")
     page.get_by_text("Unsynced").first.wait_for(timeout=60_000)
-    shot(page, "10-daily-revenue-unsynced")
+    shot(page, "11-daily-revenue-unsynced")
