@@ -51,7 +51,8 @@ MAINTENANCE_RUNS: tuple[tuple[str, str, dg.Config], ...] = (
     ("remove_orphan_files", "remove_orphan_files_op", RemoveOrphanFilesConfig(older_than="1 d", dry_run=False)),
 )
 DEMO_KEYS = tuple(key for assets_def in DEMO_ASSETS for key in assets_def.keys)
-DEMO_CHECKS = tuple(check_key for checks_def in build_table_health_checks(DEMO_ASSETS) for check_key in checks_def.check_keys)
+DEMO_CHECKS = tuple(check_key for checks_def in build_table_health_checks(DEMO_ASSETS)
+                    for check_key in checks_def.check_keys)
 
 
 def _instance_home() -> Path:
