@@ -226,13 +226,11 @@ def test_asset_page_shows_paimon_metadata_and_maintenance_history(dagster_ui, pa
 
 
 def _check_executions(home: Path, key: dg.AssetCheckKey) -> list:
-    os.environ["DAGSTER_HOME"] = str(home)
-    with dg.DagsterInstance.get() as instance:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         return list(instance.event_log_storage.get_asset_check_execution_history(key, limit=20))
 
 
-def test_check_executed_from_the_ui_passes(dagster_ui, page, monkeypatch):
-    monkeypatch.setenv("DAGSTER_HOME", str(dagster_ui.home))
+def test_check_executed_from_the_ui_passes(dagster_ui, page):
     key = dg.AssetCheckKey(dg.AssetKey(["shop", "orders"]), "small_files")
     before = len(_check_executions(dagster_ui.home, key))
     page.goto(f"{dagster_ui.base}/assets/shop/orders?view=checks")
@@ -272,9 +270,8 @@ def test_maintenance_launched_in_the_ui_is_followed_by_the_checks(dagster_ui, pa
         launched = json.loads(response.read())["data"]["launchPipelineExecution"]
     assert launched["__typename"] == "LaunchRunSuccess", launched
     run_id = launched["run"]["runId"]
-    os.environ["DAGSTER_HOME"] = str(dagster_ui.home)
     deadline = time.monotonic() + 420
-    with dg.DagsterInstance.get() as instance:
+    with dg.DagsterInstance.from_config(str(dagster_ui.home)) as instance:
         while True:
             checks = instance.get_runs(dg.RunsFilter(job_name="table_health_checks", tags={"paimon/after_run": run_id}))
             if checks and checks[0].is_finished:
