@@ -10,8 +10,8 @@ requests after each maintenance run when a daemon runs, as under ``dagster dev``
 
 A real Dagster instance in ``DAGSTER_HOME`` (default ``.dagster_home/``, which `bash scripts/ui.sh` opens too), the
 warehouse in ``LAKEHOUSE_WAREHOUSE`` (default ``./warehouse``), Spark on ``SPARK_MASTER`` (default ``local[2]``).
-A rerun resets only what the demo owns, and says so: it drops the demo's own tables (by name; other tables of
-``shop`` stay) and wipes those assets' materialization history (so batches and incremental cursors start over); the
+The demo touches only its own tables, by name (the maintenance jobs' ``tables``), and a rerun resets only what it
+owns, and says so: it drops the demo's own tables (other tables of ``shop`` stay) and wipes those assets' history (so batches and incremental cursors start over); the
 instance's runs are kept.
 """
 
@@ -43,14 +43,16 @@ from table_format import FileSystemCatalog
 DEFAULT_HOME = ".dagster_home"
 QUIET = {"console": {"config": {"log_level": "WARNING"}}}  # the runs' events stay in the instance
 
-MAINTENANCE_RUNS: tuple[tuple[str, str, dg.Config], ...] = (
-    ("compact_tables", "compact_tables_op", CompactConfig(full=True)),
-    ("rescale_table", "rescale_table_op", RescaleConfig(table=f"{DATABASE}.user_events", bucket=4)),
-    ("expire_snapshots", "expire_snapshots_op",
-     ExpireSnapshotsConfig(retention=RetentionConfig(retain_min=1, retain_max=2), dry_run=False)),
-    ("remove_orphan_files", "remove_orphan_files_op", RemoveOrphanFilesConfig(older_than="1 d", dry_run=False)),
-)
 DEMO_KEYS = tuple(key for assets_def in DEMO_ASSETS for key in assets_def.keys)
+DEMO_TABLES = [".".join(key.path) for key in DEMO_KEYS]  # maintained by name: other tables of the warehouse untouched
+MAINTENANCE_RUNS: tuple[tuple[str, str, dg.Config], ...] = (
+    ("compact_tables", "compact_tables_op", CompactConfig(tables=DEMO_TABLES, full=True)),
+    ("rescale_table", "rescale_table_op", RescaleConfig(table=f"{DATABASE}.user_events", bucket=4)),
+    ("expire_snapshots", "expire_snapshots_op", ExpireSnapshotsConfig(
+        tables=DEMO_TABLES, retention=RetentionConfig(retain_min=1, retain_max=2), dry_run=False)),
+    ("remove_orphan_files", "remove_orphan_files_op",
+     RemoveOrphanFilesConfig(tables=DEMO_TABLES, older_than="1 d", dry_run=False)),
+)
 DEMO_CHECKS = tuple(check_key for checks_def in build_table_health_checks(DEMO_ASSETS)
                     for check_key in checks_def.check_keys)
 
@@ -65,7 +67,7 @@ def _instance_home() -> Path:
 
 def reset_demo(catalog: FileSystemCatalog, instance: dg.DagsterInstance) -> list[str]:
     """Drop the demo's own tables and wipe their assets' history; what was reset, as lines to print."""
-    identifiers = [".".join(key.path) for key in DEMO_KEYS]
+    identifiers = DEMO_TABLES
     dropped = [name for name in identifiers if catalog.table_exists(name)]
     for name in dropped:
         catalog.drop_table(name)

@@ -80,6 +80,7 @@ def demo(tmp_path_factory) -> Demo:
     root = tmp_path_factory.mktemp("demo")
     warehouse, home = root / "warehouse", root / "dagster_home"
     home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     catalog = FileSystemCatalog(str(warehouse))
     catalog.create_database("shop")
     write_table(catalog.create_table("shop.copy", FOREIGN.schema), FOREIGN)
@@ -117,7 +118,9 @@ def demo(tmp_path_factory) -> Demo:
 def test_demo_rerun_keeps_foreign_tables_and_earlier_runs(demo):
     catalog = FileSystemCatalog(str(demo.warehouse))
     assert sorted(catalog.list_tables("shop")) == sorted([*TABLES, "copy"])
-    assert catalog.load_table("shop.copy").scan().to_arrow().equals(FOREIGN)  # the user's table, untouched
+    copy = catalog.load_table("shop.copy")
+    assert copy.scan().to_arrow().equals(FOREIGN) and [s.id for s in copy.snapshots()] == [1]  # untouched
+    assert "shop/copy" not in demo.printed  # not maintained either: the jobs ran on the demo's tables by name
     assert "dropped the demo's tables shop.orders" in demo.printed and "kept the other tables of shop: shop.copy" \
         in demo.printed
     assert "wiped the materialization history of 1 demo assets (runs kept)" in demo.printed
