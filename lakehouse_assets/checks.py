@@ -49,7 +49,7 @@ def _schema_result(key: dg.AssetKey, table: Table, declared: dict[str, str] | No
     if declared is None:
         return dg.AssetCheckResult(asset_key=key, check_name="schema_as_declared", passed=True,
                                    description="the asset declares no dagster/column_schema",
-                                   metadata={"columns": list(actual)})
+                                   metadata={"columns": len(actual), "column_names": list(actual)})
     missing = sorted(set(declared) - set(actual))
     extra = sorted(set(actual) - set(declared))
     mismatched = {c: f"declared {declared[c]}, table {actual[c]}" for c in declared
@@ -57,7 +57,8 @@ def _schema_result(key: dg.AssetKey, table: Table, declared: dict[str, str] | No
     return dg.AssetCheckResult(
         asset_key=key, check_name="schema_as_declared", passed=not (missing or extra or mismatched),
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"missing_columns": missing, "undeclared_columns": extra, "type_mismatches": mismatched})
+        metadata={"columns": len(actual), "differences": len(missing) + len(extra) + len(mismatched),
+                  "missing_columns": missing, "undeclared_columns": extra, "type_mismatches": mismatched})
 
 
 def _sorted_runs_result(key: dg.AssetKey, health: TableHealth) -> dg.AssetCheckResult:

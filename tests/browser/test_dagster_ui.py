@@ -253,6 +253,8 @@ def test_check_executed_from_the_ui_passes(dagster_ui, page):
     page.get_by_text("small_files").first.wait_for()
     loaded(page)
     assert "Passed" in page.inner_text("body")
+    page.get_by_text("sorted_runs_below_stop_trigger").first.click()  # its numbers, plotted by Dagster
+    page.get_by_text("max_sorted_runs_per_bucket").first.wait_for()
     shot(page, "07-orders-checks-after-ui-execution")
 
 
