@@ -1,5 +1,6 @@
-"""The code location: the demo lakehouse, its health checks, the maintenance jobs, sensor and schedules, and the
-resources they share, built by `paimon_lakehouse_definitions` (what the `dg` component `PaimonLakehouse` builds from
+"""The code location: the demo lakehouse, its health checks, the maintenance jobs, the checks-only job the
+`checks_after_maintenance` sensor requests after them, the compaction sensor and schedules, and the resources they
+share, built by `paimon_lakehouse_definitions` (what the `dg` component `PaimonLakehouse` builds from
 a ``defs.yaml``). The only package importing every layer (schedules -> jobs -> lakehouse_assets -> jobs.spark ->
 table_format). ``workspace.yaml`` loads ``defs`` (built on first use: importing the package for the component
 touches no warehouse).
@@ -8,6 +9,7 @@ Configuration from the environment: ``LAKEHOUSE_WAREHOUSE`` (default ``./warehou
 ``local[2]``).
 """
 
+import warnings
 from typing import Any
 
 import dagster as dg
@@ -24,6 +26,11 @@ from lakehouse_definitions.policy import (
     OrphanPolicy,
 )
 
+# Dagster 1.13 passes ``owners=[]`` on when it binds a sensor to a job resolved from the asset graph (the
+# `checks_after_maintenance` sensor's `table_health_checks`), and warns that the parameter is in beta; nobody set it.
+warnings.filterwarnings("ignore", message="Parameter `owners` of initializer `SensorDefinition.__init__`",
+                        category=dg.BetaWarning)
+
 # the demo's sensor and schedules start stopped (turn them on in the UI)
 DEMO_POLICY = MaintenancePolicy(compaction=CompactionPolicy(enabled=False),
                                 expire_snapshots=ExpirePolicy(enabled=False),
@@ -34,7 +41,8 @@ def build_definitions(*, warehouse: str | None = None, spark_master: str | None 
     """The Definitions over `warehouse` (default ``LAKEHOUSE_WAREHOUSE``, then ./warehouse) on Spark `spark_master`
     (default ``SPARK_MASTER``, then local[2])."""
     return dg.Definitions.merge(
-        dg.Definitions(assets=list(DEMO_ASSETS)),
+        # one process per run: small steps, one SparkSession per run (the multiprocess executor started one per step)
+        dg.Definitions(assets=list(DEMO_ASSETS), executor=dg.in_process_executor),
         paimon_lakehouse_definitions(warehouse=warehouse, spark_master=spark_master, maintenance=DEMO_POLICY,
                                      checked_assets=DEMO_ASSETS),
     )

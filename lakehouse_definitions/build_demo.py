@@ -2,20 +2,26 @@
 
     python -m lakehouse_definitions.build_demo        # what `bash scripts/demo.sh` runs
 
-A real Dagster instance in ``DAGSTER_HOME`` (default ``.dagster_home/``, which `bash scripts/ui.sh` opens too, so the
-UI shows these runs), the warehouse in ``LAKEHOUSE_WAREHOUSE`` (default ``./warehouse``), Spark on ``SPARK_MASTER``
-(default ``local[2]``). The demo's own database (``shop``) and the default instance are reset first.
+Every run is launched as the UI launches runs (`lakehouse_definitions.launch`): submitted to the instance and
+executed by the code location of ``workspace.yaml``, so the UI shows them on the Overview timeline and under their
+jobs. Each demo asset is materialized twice (batches 0 and 1, with its health checks), then each maintenance job runs
+once; then the health checks of the tables they touched run again (what the `checks_after_maintenance` sensor
+requests after each maintenance run when a daemon runs, as under ``dagster dev``).
+
+A real Dagster instance in ``DAGSTER_HOME`` (default ``.dagster_home/``, which `bash scripts/ui.sh` opens too), the
+warehouse in ``LAKEHOUSE_WAREHOUSE`` (default ``./warehouse``), Spark on ``SPARK_MASTER`` (default ``local[2]``).
+The demo touches only its own tables, by name (the maintenance jobs' ``tables``), and a rerun resets only what it
+owns, and says so: it drops the demo's own tables (other tables of ``shop`` stay) and wipes those assets' history (so batches and incremental cursors start over); the
+instance's runs are kept.
 """
 
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
-from pyspark.sql import SparkSession
 
 from jobs.maintenance import (
     CompactConfig,
@@ -24,51 +30,119 @@ from jobs.maintenance import (
     RescaleConfig,
     RetentionConfig,
 )
-from jobs.spark import spark_session
 from lakehouse_assets import PaimonCatalogResource, default_warehouse
+from lakehouse_assets.checks import build_table_health_checks
+from lakehouse_assets.demo import DEMO_ASSETS
 from lakehouse_assets.demo.assets import DATABASE
 from lakehouse_assets.health import table_health
-from lakehouse_definitions import build_definitions
+from lakehouse_definitions.launch import ASSET_JOB, Launcher, LaunchError, ensure_run_coordinator, launched_runs
+from schedules import checks_request
+from schedules.checks_sensor import TABLE_HEALTH_CHECKS
 from table_format import FileSystemCatalog
 
 DEFAULT_HOME = ".dagster_home"
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}  # the runs' events stay in the instance
+QUIET = {"console": {"config": {"log_level": "WARNING"}}}  # the runs' events stay in the instance
 
-MAINTENANCE_RUNS: tuple[tuple[str, str, object], ...] = (
-    ("compact_tables", "compact_tables_op", CompactConfig(full=True)),
+DEMO_KEYS = tuple(key for assets_def in DEMO_ASSETS for key in assets_def.keys)
+DEMO_TABLES = [".".join(key.path) for key in DEMO_KEYS]  # maintained by name: other tables of the warehouse untouched
+MAINTENANCE_RUNS: tuple[tuple[str, str, dg.Config], ...] = (
+    ("compact_tables", "compact_tables_op", CompactConfig(tables=DEMO_TABLES, full=True)),
     ("rescale_table", "rescale_table_op", RescaleConfig(table=f"{DATABASE}.user_events", bucket=4)),
-    ("expire_snapshots", "expire_snapshots_op",
-     ExpireSnapshotsConfig(retention=RetentionConfig(retain_min=1, retain_max=2), dry_run=False)),
-    ("remove_orphan_files", "remove_orphan_files_op", RemoveOrphanFilesConfig(older_than="1 d", dry_run=False)),
+    ("expire_snapshots", "expire_snapshots_op", ExpireSnapshotsConfig(
+        tables=DEMO_TABLES, retention=RetentionConfig(retain_min=1, retain_max=2), dry_run=False)),
+    ("remove_orphan_files", "remove_orphan_files_op",
+     RemoveOrphanFilesConfig(tables=DEMO_TABLES, older_than="1 d", dry_run=False)),
 )
+DEMO_CHECKS = tuple(check_key for checks_def in build_table_health_checks(DEMO_ASSETS)
+                    for check_key in checks_def.check_keys)
 
 
 def _instance_home() -> Path:
-    """DAGSTER_HOME, or the repository's .dagster_home (reset: the demo starts from an empty history)."""
-    if os.environ.get("DAGSTER_HOME"):
-        return Path(os.environ["DAGSTER_HOME"])
-    home = Path(DEFAULT_HOME).resolve()
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    """DAGSTER_HOME, else the repository's .dagster_home (created when missing, never emptied)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or Path(DEFAULT_HOME).resolve())
+    home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
 
-def _reset_demo_tables(catalog: FileSystemCatalog) -> None:
-    if DATABASE in catalog.list_databases():
-        for name in catalog.list_tables(DATABASE):
-            catalog.drop_table(f"{DATABASE}.{name}")
-
-
-def _events(result: dg.ExecuteInProcessResult, node: str) -> list[str]:
-    lines = []
-    for event in result.all_events:
-        if event.event_type_value in ("ASSET_MATERIALIZATION", "ASSET_OBSERVATION") and event.node_name == node:
-            data = event.event_specific_data
-            record = getattr(data, "materialization", None) or getattr(data, "asset_observation", None)
-            lines.append(f"    {record.asset_key.to_user_string():24} {record.description}")
+def reset_demo(catalog: FileSystemCatalog, instance: dg.DagsterInstance) -> list[str]:
+    """Drop the demo's own tables and wipe their assets' history; what was reset, as lines to print."""
+    identifiers = DEMO_TABLES
+    dropped = [name for name in identifiers if catalog.table_exists(name)]
+    for name in dropped:
+        catalog.drop_table(name)
+    wiped = [key for key in DEMO_KEYS if instance.get_latest_materialization_event(key) is not None]
+    if wiped:
+        instance.wipe_assets(wiped)
+    others = sorted({f"{DATABASE}.{t}" for t in catalog.list_tables(DATABASE)} - set(identifiers)) \
+        if DATABASE in catalog.list_databases() else []
+    lines = [f"dropped the demo's tables {', '.join(dropped)}" if dropped else "no demo table to drop",
+             f"wiped the materialization history of {len(wiped)} demo assets (runs kept)" if wiped else
+             "no demo asset history to wipe"]
+    if others:
+        lines.append(f"kept the other tables of {DATABASE}: {', '.join(others)}")
     return lines
+
+
+def _checks(instance: dg.DagsterInstance, run_id: str) -> tuple[int, list[str]]:
+    """How many checks the run evaluated as passed, and the failed ones."""
+    passed, failed = 0, []
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+        evaluation = entry.dagster_event.event_specific_data
+        if evaluation.passed:
+            passed += 1
+        else:
+            failed.append(f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}")
+    return passed, failed
+
+
+def _checks_line(instance: dg.DagsterInstance, run_id: str) -> str:
+    passed, failed = _checks(instance, run_id)
+    return f"checks: {passed} passed, {len(failed)} failed{f' {failed}' if failed else ''}"
+
+
+def _reports(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """The maintenance run's observation of each table it touched, as lines."""
+    lines = []
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION):
+        observation = entry.dagster_event.event_specific_data.asset_observation
+        lines.append(f"    {observation.asset_key.to_user_string():24} {observation.description}")
+    return lines
+
+
+def _batches(batch: int) -> dict[str, object]:
+    """Run config writing deterministic batch `batch` into every demo asset that takes one."""
+    ops = {a.op.name: {"config": {"batch": batch}} for a in DEMO_ASSETS
+           if a.op.config_schema is not None and "batch" in getattr(a.op.config_schema.config_type, "fields", {})}
+    return {"ops": ops, "loggers": QUIET}
+
+
+def run_demo(runs: Launcher) -> None:
+    """The demo's runs, one after the other, each printed as it finishes."""
+    instance = runs.instance
+    for round_no in (1, 2):
+        t = time.monotonic()
+        run = runs.wait(runs.launch(ASSET_JOB, assets=DEMO_KEYS, checks=DEMO_CHECKS,
+                                    run_config=_batches(round_no - 1), tags={"demo/round": str(round_no)}))
+        materialized = len(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION))
+        print(f"materialized {materialized} assets (round {round_no}) in {time.monotonic() - t:.1f} s; "
+              f"{_checks_line(instance, run.run_id)}")
+    requested: set[dg.AssetCheckKey] = set()
+    for job_name, node, config in MAINTENANCE_RUNS:
+        t = time.monotonic()
+        run = runs.wait(runs.launch(job_name, run_config=dg.RunConfig(ops={node: config}, loggers=QUIET)
+                                    .to_config_dict()))
+        print(f"{job_name}: ok in {time.monotonic() - t:.1f} s")
+        print("\n".join(_reports(instance, run.run_id)))
+        request = checks_request(instance, run, DEMO_CHECKS)  # what the checks_after_maintenance sensor requests
+        if isinstance(request, dg.RunRequest):
+            requested.update(request.asset_check_keys or ())
+    if requested:  # one run for all four jobs' requests (the sensor, when a daemon runs, requests one per job)
+        t = time.monotonic()
+        checked = runs.wait(runs.launch(TABLE_HEALTH_CHECKS, checks=sorted(requested, key=str),
+                                        run_config={"loggers": QUIET}, tags={"demo/after": "maintenance"}))
+        print(f"health checks after maintenance in {time.monotonic() - t:.1f} s; "
+              f"{_checks_line(instance, checked.run_id)}")
 
 
 def summary_rows(catalog: PaimonCatalogResource) -> list[tuple[str, ...]]:
@@ -94,34 +168,24 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def main() -> int:
     home = _instance_home()
+    changed = ensure_run_coordinator(home)
     warehouse = os.path.abspath(default_warehouse())
-    catalog = FileSystemCatalog(warehouse)
-    _reset_demo_tables(catalog)
+    os.environ["LAKEHOUSE_WAREHOUSE"] = warehouse  # the code location's and the runs' warehouse
     print(f"demo: warehouse {warehouse}, DAGSTER_HOME {home}, Spark {os.environ.get('SPARK_MASTER', 'local[2]')}")
-    defs = build_definitions(warehouse=warehouse)
+    if changed:
+        print(f"demo: set {changed}")
     t0 = time.monotonic()
-    own_session = SparkSession.getActiveSession() is None
-    spark = spark_session()  # one JVM for every run below (the PySpark resource reuses the active session)
-    spark.sparkContext.setLogLevel("ERROR")
     with dg.DagsterInstance.get() as instance:
-        assets_job = defs.resolve_implicit_global_asset_job_def()
-        for round_no in (1, 2):
-            t = time.monotonic()
-            result = assets_job.execute_in_process(instance=instance, run_config=QUIET, raise_on_error=True)
-            checks = list(result.get_asset_check_evaluations())
-            failed = [f"{c.asset_key.to_user_string()}:{c.check_name}" for c in checks if not c.passed]
-            print(f"materialized {len(result.get_asset_materialization_events())} assets (round {round_no}) in "
-                  f"{time.monotonic() - t:.1f} s; checks: {len(checks) - len(failed)} passed, "
-                  f"{len(failed)} failed {failed if failed else ''}")
-        for job_name, node, config in MAINTENANCE_RUNS:
-            t = time.monotonic()
-            result = defs.resolve_job_def(job_name).execute_in_process(
-                instance=instance, run_config=dg.RunConfig(ops={node: config}, loggers=QUIET["loggers"]),
-                raise_on_error=True)
-            print(f"{job_name}: {'ok' if result.success else 'FAILED'} in {time.monotonic() - t:.1f} s")
-            print("\n".join(_events(result, node)))
-    if own_session:
-        spark.stop()
+        for line in reset_demo(FileSystemCatalog(warehouse), instance):
+            print(f"demo: reset: {line}")
+        output = home / "demo-runs.log"
+        print(f"demo: the runs' own output (code server, Spark) goes to {output}")
+        try:
+            with launched_runs(instance, output=output) as runs:
+                run_demo(runs)
+        except LaunchError as exc:
+            print(f"demo: FAILED: {exc}", file=sys.stderr)
+            return 1
     print()
     summary = summary_rows(PaimonCatalogResource(warehouse=warehouse))
     print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary))

@@ -34,7 +34,13 @@ from lakehouse_definitions.policy import (
     ObservedTable,
     check_spark_master,
 )
-from schedules import build_compaction_sensor, build_expire_schedule, build_orphan_schedule
+from schedules import (
+    build_compaction_sensor,
+    build_expire_schedule,
+    build_orphan_schedule,
+    checks_after_maintenance,
+    table_health_checks,
+)
 from table_format import FileSystemCatalog, TableFormatError
 from table_format.io.s3_config import S3Config
 
@@ -114,6 +120,8 @@ def paimon_lakehouse_definitions(
     * resources ``paimon_catalog``, ``pyspark`` and ``io_manager`` (a `PaimonIOManager` by `io_manager`; None:
       no ``io_manager`` resource);
     * the maintenance jobs, the compaction sensor, the expiry and orphan-removal schedules of `maintenance`;
+    * with health checks: the checks-only job `table_health_checks` and the `checks_after_maintenance` sensor that
+      runs it for the tables each maintenance run touched (so checks show the table as maintenance left it);
     * an observable source asset per `observe` entry (with its deps: lineage);
     * table health checks on `checked_assets` and on `maintenance.tables` (empty: every table of the warehouse
       now) plus the observed tables.
@@ -148,10 +156,11 @@ def paimon_lakehouse_definitions(
     return dg.Definitions(
         assets=observed,
         asset_checks=checks,
-        jobs=list(MAINTENANCE_JOBS),
+        jobs=[*MAINTENANCE_JOBS, *([table_health_checks] if checks else [])],
         sensors=[build_compaction_sensor(
             tables=tables, minimum_interval_seconds=maintenance.compaction.interval_seconds,
-            default_status=_status(maintenance.compaction.enabled, dg.DefaultSensorStatus))],
+            default_status=_status(maintenance.compaction.enabled, dg.DefaultSensorStatus)),
+            *([checks_after_maintenance] if checks else [])],
         schedules=[
             build_expire_schedule(
                 cron=expire.cron, tables=tables, default_status=_status(expire.enabled, dg.DefaultScheduleStatus),

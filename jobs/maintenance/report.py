@@ -1,12 +1,13 @@
 """What a maintenance run did to one table, reported on that table's asset page.
 
-A change (a new snapshot, expired snapshots, deleted files) is an `AssetMaterialization` of the table's asset with
-the IO manager's metadata (``dagster/*`` and ``paimon/*`` keys of the new state) plus ``maintenance/*`` keys; a dry
-run or a no-op is an `AssetObservation`, so the asset's history shows every maintenance run either way.
+Every run is an `AssetObservation` of the table's asset: ``maintenance/*`` keys (the job, files, snapshots and
+sorted runs before and after, the operation's own numbers), plus, after a change (a COMPACT or OVERWRITE snapshot,
+expired snapshots, deleted files), the IO manager's ``dagster/*`` and ``paimon/*`` keys of the new state.
 
-Maintenance does not change a table's rows, so its materialization carries over from the asset's latest one the
-data version (downstream assets stay in sync) and the ``paimon/consumed_snapshot/*`` cursor of an incremental asset
-(its next run goes on from there instead of re-reading its upstream from the start).
+Maintenance changes no row, so it is not a materialization: the asset's data version stays (downstream assets stay
+in sync, only a real write makes them "Unsynced"), the checks evaluated against the latest materialization stay
+evaluated, and an incremental asset's ``paimon/consumed_snapshot/*`` cursor stays where its own runs left it. The
+observation carries the asset's current data version, so an observable (external) table's version stays too.
 """
 
 from collections.abc import Mapping
@@ -15,7 +16,7 @@ from typing import Any
 
 import dagster as dg
 
-from lakehouse_assets import CURSOR_PREFIX, table_metadata
+from lakehouse_assets import table_metadata
 from lakehouse_assets.health import TableHealth
 from table_format import Table
 
@@ -28,15 +29,13 @@ def asset_key_of(identifier: str) -> dg.AssetKey:
 DATA_VERSION_TAGS = ("dagster/data_version", "dagster/data_version_is_user_provided")
 
 
-def carried_over(instance: dg.DagsterInstance, key: dg.AssetKey) -> tuple[dict[str, Any], dict[str, str]]:
-    """What a maintenance materialization keeps from the asset's latest one: the incremental-input cursor keys
-    (metadata) and the data version (tags): the rows did not change, so downstream assets stay in sync."""
-    records = instance.fetch_materializations(key, limit=1).records
-    if not records or records[0].asset_materialization is None:
-        return {}, {}
-    metadata = {k: v for k, v in records[0].asset_materialization.metadata.items() if k.startswith(CURSOR_PREFIX)}
-    tags = records[0].event_log_entry.tags or {}
-    return metadata, {k: tags[k] for k in DATA_VERSION_TAGS if k in tags}
+def current_data_version(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str, str]:
+    """The data version tags of the asset's latest materialization (else observation): what the rows still are."""
+    record = instance.get_latest_data_version_record(key)
+    if record is None:
+        return {}
+    tags = record.event_log_entry.tags or {}
+    return {k: tags[k] for k in DATA_VERSION_TAGS if k in tags}
 
 
 @dataclass(frozen=True)
@@ -76,11 +75,10 @@ class MaintenanceReport:
             "paimon/commit_kind": latest.commit_kind.value if latest else None,
         }
 
-    def event(self, instance: dg.DagsterInstance) -> dg.AssetMaterialization | dg.AssetObservation:
-        if not self.changed:
-            return dg.AssetObservation(asset_key=self.asset_key, description=self.description,
-                                       metadata=self.maintenance_metadata())
-        cursors, data_version = carried_over(instance, self.asset_key)
-        metadata = {**table_metadata(self.table), **self.maintenance_metadata(), **cursors}
-        return dg.AssetMaterialization(asset_key=self.asset_key, description=self.description, metadata=metadata,
-                                       tags=data_version)
+    def event(self, instance: dg.DagsterInstance) -> dg.AssetObservation:
+        """The observation reporting this run on the table's asset (see the module docstring)."""
+        metadata = self.maintenance_metadata()
+        if self.changed:
+            metadata = {**table_metadata(self.table), **metadata}
+        return dg.AssetObservation(asset_key=self.asset_key, description=self.description, metadata=metadata,
+                                   tags=current_data_version(instance, self.asset_key))

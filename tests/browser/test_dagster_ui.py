@@ -1,11 +1,13 @@
 """End to end in a real headless Chromium (Debian's, driven by Playwright) against `dagster dev` on loopback.
 
-The demo lakehouse is built first (`lakehouse_definitions.build_demo`, in process: every asset materialized twice,
-each maintenance job run once) into a temporary warehouse and DAGSTER_HOME; then `dagster dev -w workspace.yaml`
-serves it on a free 127.0.0.1 port. Checked in the browser: the asset graph shows the demo tables and their lineage,
-an asset's page shows the Paimon metadata and the maintenance history, and a materialization launched from the UI
-lands a new snapshot (read back with table_format). Screenshots go to .cache/artifacts/browser/ (paths printed).
-Without chromium or Playwright the tests skip, and fail under CI=true.
+The demo lakehouse is built first (`lakehouse_definitions.build_demo`: its runs launched through the code location,
+every asset materialized twice, each maintenance job run once, the health checks after them) into a temporary
+warehouse and DAGSTER_HOME; then `dagster dev -w workspace.yaml` serves it on a free 127.0.0.1 port. Checked in the
+browser, in this order: the asset graph shows the demo tables, their lineage, every asset's checks "4 / 4" passed and
+no "Unsynced" badge anywhere; the Overview timeline shows the demo's runs; an asset's page shows the Paimon metadata
+and the maintenance history; a check executed again from the UI passes; a materialization launched from the UI lands
+a new snapshot (read back with table_format) and makes the downstream assets "Unsynced". Screenshots go to
+.cache/artifacts/browser/ (paths printed). Without chromium or Playwright the tests skip, and fail under CI=true.
 """
 
 import os
@@ -21,9 +23,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from lakehouse_definitions import build_demo
+from lakehouse_definitions.launch import LAUNCH
 from table_format import FileSystemCatalog
 
 pytestmark = pytest.mark.browser
@@ -75,11 +79,12 @@ def _graphql(base: str, query: str) -> bytes:
 class DagsterUI:
     base: str
     warehouse: Path
+    home: Path
     chromium: str
 
 
 @pytest.fixture(scope="module")
-def dagster_ui(tmp_path_factory: pytest.TempPathFactory, spark: object) -> Iterator[DagsterUI]:
+def dagster_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DagsterUI]:
     chromium = _chromium()
     root = tmp_path_factory.mktemp("dagster-ui")
     warehouse, home = root / "warehouse", root / "dagster_home"
@@ -89,7 +94,7 @@ def dagster_ui(tmp_path_factory: pytest.TempPathFactory, spark: object) -> Itera
            "SPARK_LOCAL_IP": "127.0.0.1"}
     saved = {k: os.environ.get(k) for k in ("LAKEHOUSE_WAREHOUSE", "DAGSTER_HOME")}
     os.environ.update(LAKEHOUSE_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(home))
-    try:  # the demo, in process on the session's SparkSession, into this warehouse and instance
+    try:  # the demo, its runs launched through the code location, into this warehouse and instance
         assert build_demo.main() == 0
     finally:
         for key, value in saved.items():
@@ -110,7 +115,7 @@ def dagster_ui(tmp_path_factory: pytest.TempPathFactory, spark: object) -> Itera
             assert time.monotonic() < deadline, "dagster dev did not answer within 240 s"
             time.sleep(1)
         _graphql(base, "mutation { setNuxSeen }")  # the community modal would cover the screenshots
-        yield DagsterUI(base=base, warehouse=warehouse, chromium=chromium)
+        yield DagsterUI(base=base, warehouse=warehouse, home=home, chromium=chromium)
     finally:
         os.killpg(server.pid, signal.SIGINT)  # its own session: SIGINT is not ignored, and reaches the daemon
         try:
@@ -149,7 +154,7 @@ def shot(page, name: str) -> Path:
     return path
 
 
-def test_asset_graph_shows_the_demo_tables_and_their_lineage(dagster_ui, page):
+def test_asset_graph_shows_the_demo_tables_checks_passed_and_nothing_unsynced(dagster_ui, page):
     page.goto(f"{dagster_ui.base}/asset-groups/demo_lakehouse")
     page.get_by_text("daily_revenue").first.wait_for()
     page.get_by_text("Materialized").first.wait_for()
@@ -158,24 +163,48 @@ def test_asset_graph_shows_the_demo_tables_and_their_lineage(dagster_ui, page):
     for name in DEMO_TABLES:
         assert name in body, name
     assert body.count("Materialized") >= len(DEMO_TABLES)  # every node's status: materialized by the demo
+    assert body.count("4 / 4") == len(DEMO_TABLES), body  # every node: its four checks passed
+    assert "Not evaluated" not in body and "Unsynced" not in body, body
     shot(page, "01-asset-graph")
+
+    page.goto(f"{dagster_ui.base}/assets")
+    page.get_by_text("daily_revenue").first.wait_for()
+    loaded(page)
+    assert "Unsynced" not in page.inner_text("body")
+    shot(page, "01b-assets-list")
 
     page.goto(f"{dagster_ui.base}/assets/shop/orders_wide?view=lineage")
     page.get_by_text("payments").first.wait_for()
     page.get_by_text("shipments").first.wait_for()
     lineage = page.inner_text("body")
     assert "clickstream" not in lineage and "product_sales" not in lineage
+    assert "Unsynced" not in lineage
     shot(page, "02-orders-wide-lineage")
+
+
+def test_overview_timeline_shows_the_demo_runs(dagster_ui, page):
+    page.goto(f"{dagster_ui.base}/overview/activity/timeline")
+    page.get_by_text("compact_tables").first.wait_for()
+    loaded(page)
+    body = page.inner_text("body")
+    assert "No runs or scheduled ticks" not in body
+    for job in ("compact_tables", "rescale_table", "expire_snapshots", "remove_orphan_files", "table_health_checks"):
+        assert job in body, job
+    shot(page, "03-overview-timeline")
+
+    page.goto(f"{dagster_ui.base}/jobs")
+    page.get_by_text("compact_tables").first.wait_for()
+    loaded(page)
+    shot(page, "03b-jobs")
 
 
 def test_asset_page_shows_paimon_metadata_and_maintenance_history(dagster_ui, page):
     page.goto(f"{dagster_ui.base}/assets/shop/orders")
     page.get_by_text("paimon/snapshot_id").first.wait_for()
     overview = page.inner_text("body")
-    for key in ("paimon/commit_kind", "paimon/max_sorted_runs_per_bucket", "Row count", "maintenance/job",
-                "maintenance/files_before", "COMPACT"):
+    for key in ("paimon/commit_kind", "paimon/max_sorted_runs_per_bucket", "Row count"):
         assert key in overview, key
-    shot(page, "03-orders-overview")
+    shot(page, "04-orders-overview")
 
     page.goto(f"{dagster_ui.base}/assets/shop/orders?view=events")
     page.get_by_text("Description").first.wait_for()
@@ -192,25 +221,95 @@ def test_asset_page_shows_paimon_metadata_and_maintenance_history(dagster_ui, pa
     assert "remove_orphan_files" in history and "rescale_table" not in history
     events.nth(history["compact_tables"][0]).click()
     page.get_by_text("maintenance/files_before").first.wait_for()
-    shot(page, "04-orders-maintenance-history")
+    assert "COMPACT" in page.inner_text("body")
+    shot(page, "05-orders-maintenance-history")
 
 
-def test_materialization_launched_from_the_ui_lands_a_new_snapshot(dagster_ui, page):
-    table = FileSystemCatalog(str(dagster_ui.warehouse)).load_table("shop.product_sales")
+def _check_executions(home: Path, key: dg.AssetCheckKey) -> list:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return list(instance.event_log_storage.get_asset_check_execution_history(key, limit=20))
+
+
+def test_check_executed_from_the_ui_passes(dagster_ui, page):
+    key = dg.AssetCheckKey(dg.AssetKey(["shop", "orders"]), "small_files")
+    before = len(_check_executions(dagster_ui.home, key))
+    page.goto(f"{dagster_ui.base}/assets/shop/orders?view=checks")
+    page.get_by_text("small_files").first.wait_for()
+    loaded(page)
+    shot(page, "06-orders-checks")
+    button = page.locator("button", has_text="Execute all").first
+    button.wait_for()
+    assert button.is_enabled()  # no longer "This check cannot execute without materializing the asset"
+    button.click()
+    deadline = time.monotonic() + 300
+    while True:
+        executions = _check_executions(dagster_ui.home, key)
+        if len(executions) > before and executions[0].status.value in ("SUCCEEDED", "FAILED"):
+            break
+        assert time.monotonic() < deadline, "the check executed from the UI did not finish within 300 s"
+        time.sleep(2)
+    assert executions[0].status.value == "SUCCEEDED"
+    page.reload()
+    page.get_by_text("small_files").first.wait_for()
+    loaded(page)
+    assert "Passed" in page.inner_text("body")
+    page.get_by_text("sorted_runs_below_stop_trigger").first.click()  # its numbers, plotted by Dagster
+    page.get_by_text("max_sorted_runs_per_bucket").first.wait_for()
+    shot(page, "07-orders-checks-after-ui-execution")
+
+
+def test_maintenance_launched_in_the_ui_is_followed_by_the_checks(dagster_ui, page):
+    """A compaction launched like the Launchpad does: the daemon of `dagster dev` runs the checks_after_maintenance
+    sensor, whose table_health_checks run leaves every check of the graph "Passed"."""
+    import json
+
+    params = {"selector": {"repositoryLocationName": "lakehouse_definitions:defs", "repositoryName": "__repository__",
+                           "jobName": "compact_tables"},
+              "runConfigData": {"ops": {"compact_tables_op": {"config": {"tables": ["shop.orders"], "full": True}}}}}
+    request = urllib.request.Request(f"{dagster_ui.base}/graphql", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"query": LAUNCH, "variables": {"params": params}}).encode())
+    with urllib.request.urlopen(request, timeout=30) as response:
+        launched = json.loads(response.read())["data"]["launchPipelineExecution"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+    deadline = time.monotonic() + 420
+    with dg.DagsterInstance.from_config(str(dagster_ui.home)) as instance:
+        while True:
+            checks = instance.get_runs(dg.RunsFilter(job_name="table_health_checks", tags={"paimon/after_run": run_id}))
+            if checks and checks[0].is_finished:
+                break
+            assert time.monotonic() < deadline, "no checks run after the compaction within 420 s"
+            time.sleep(3)
+        assert checks[0].status == dg.DagsterRunStatus.SUCCESS
+    page.goto(f"{dagster_ui.base}/asset-groups/demo_lakehouse")
+    page.get_by_text("daily_revenue").first.wait_for()
+    loaded(page)
+    body = page.inner_text("body")
+    assert body.count("4 / 4") == len(DEMO_TABLES) and "Unsynced" not in body, body
+    shot(page, "08-asset-graph-after-ui-compaction")
+
+
+def test_materialization_launched_from_the_ui_makes_its_downstream_unsynced(dagster_ui, page):
+    table = FileSystemCatalog(str(dagster_ui.warehouse)).load_table("shop.orders")
     before = table.latest_snapshot().id
-    page.goto(f"{dagster_ui.base}/assets/shop/product_sales")
+    page.goto(f"{dagster_ui.base}/assets/shop/orders")
     button = page.locator("button", has_text="Materialize").first
     button.wait_for()
     button.click()
     page.get_by_text("Launched run").first.wait_for()
-    shot(page, "05-materialize-launched")
-    deadline = time.monotonic() + 180
+    shot(page, "09-materialize-launched")
+    deadline = time.monotonic() + 300
     while table.refresh().latest_snapshot().id == before:
-        assert time.monotonic() < deadline, "no new snapshot of shop.product_sales within 180 s"
+        assert time.monotonic() < deadline, "no new snapshot of shop.orders within 300 s"
         time.sleep(2)
     new = [s for s in table.refresh().snapshots() if s.id > before]
     assert "APPEND" in [s.commit_kind.value for s in new]
-    page.reload()
-    page.get_by_text("paimon/snapshot_id").first.wait_for()
-    page.wait_for_timeout(2000)
-    shot(page, "06-product-sales-after-ui-run")
+    page.goto(f"{dagster_ui.base}/asset-groups/demo_lakehouse")
+    page.get_by_text("Unsynced").first.wait_for(timeout=180_000)  # the badge still means something
+    loaded(page)
+    body = page.inner_text("body")
+    assert "Unsynced" in body
+    shot(page, "10-asset-graph-after-upstream-write")
+    page.goto(f"{dagster_ui.base}/assets/shop/daily_revenue")
+    page.get_by_text("Unsynced").first.wait_for(timeout=60_000)
+    shot(page, "11-daily-revenue-unsynced")

@@ -25,3 +25,31 @@ def rows(warehouse: str, identifier: str, *, sort: Sequence[str] = ("id",), **sc
 def snapshot_count(warehouse: str, identifier: str) -> int:
     catalog = FileSystemCatalog(warehouse)
     return len(catalog.load_table(identifier).snapshots()) if catalog.table_exists(identifier) else 0
+
+
+def stale_status(instance: dg.DagsterInstance, defs: dg.Definitions, key: dg.AssetKey) -> str:
+    """What the UI's "Unsynced" badge reads: Dagster's own stale-status resolver ("FRESH", "STALE", "MISSING")."""
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.loader import LoadingContextForTest
+
+    graph = defs.get_repository_def().asset_graph
+    resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
+    return resolver.get_status(key).value
+
+
+def check_status(instance: dg.DagsterInstance, key: dg.AssetCheckKey) -> str | None:
+    """What the UI shows for a check: its latest execution's status ("SUCCEEDED", "FAILED", ...) when that execution
+    targets the asset's latest materialization, else None ("Not evaluated"), by Dagster's own records."""
+    import asyncio
+
+    from dagster._core.loader import LoadingContextForTest
+    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecord
+
+    async def status() -> str | None:
+        context = LoadingContextForTest(instance)
+        record = await AssetCheckExecutionRecord.gen(context, key)
+        if record is None or not await record.targets_latest_materialization(context):
+            return None
+        return (await record.resolve_status(context)).value
+
+    return asyncio.run(status())

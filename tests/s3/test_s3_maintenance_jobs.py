@@ -109,7 +109,8 @@ def test_expire_snapshots_on_s3_as_on_local_disk(warehouses: tuple[Warehouse, Wa
         retention=RetentionConfig(retain_max=2), dry_run=False)))
     assert _comparable(done[0]) == _comparable(done[1])
     reported = done[1]
-    assert reported["kind"] == "AssetMaterialization" and reported["dagster/uri"].startswith("s3://")
+    assert reported["kind"] == "AssetObservation" and reported["maintenance/changed"] is True
+    assert reported["dagster/uri"].startswith("s3://")
     assert reported["maintenance/expired_snapshots"] == [1, 2, 3] and reported["maintenance/deleted_files"] > 0
     assert reported["maintenance/snapshots_after"] == 2 and reported["paimon/snapshot_id"] == 5
     local, s3 = _both(warehouses, Warehouse.state)
@@ -149,7 +150,8 @@ def test_remove_orphan_files_on_s3_as_on_local_disk(warehouses: tuple[Warehouse,
 
     done = _both(warehouses, lambda w: w.run(remove_orphan_files, "remove_orphan_files_op",
                                              RemoveOrphanFilesConfig(older_than="1 s", dry_run=False)))
-    assert done[1]["kind"] == "AssetMaterialization" and done[1]["maintenance/deleted_files"] == 1
+    assert done[1]["kind"] == "AssetObservation" and done[1]["maintenance/changed"] is True
+    assert done[1]["maintenance/deleted_files"] == 1
     assert done[1]["maintenance/aborted_uploads"] == 1 and done[0]["maintenance/aborted_uploads"] == 0
     assert done[1]["maintenance/bytes_freed"] == len(b"left behind")
     assert client.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", []) == []

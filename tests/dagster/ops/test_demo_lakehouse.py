@@ -1,18 +1,25 @@
-"""The demo code location: Definitions load and validate, and the demo builds end to end (twice-materialized assets,
-each maintenance job once) with every table's contents checked against the generated batches."""
+"""The demo code location: Definitions load and validate; the demo, rerun over a warehouse and instance already in
+use, builds end to end through the code location (twice-materialized assets, each maintenance job once, the health
+checks after them) with every table's contents checked against the generated batches, keeps what it did not
+create (a user's table in ``shop``, earlier runs), and leaves the UI's truth: every check passed, nothing unsynced."""
 
 import io
+import os
 from contextlib import redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pyarrow as pa
 import pytest
 import yaml
+from dagster_graphql.cli import execute_query
 
 from lakehouse_assets.demo import data
 from lakehouse_definitions import build_definitions, build_demo
-from table_format import FileSystemCatalog
+from lakehouse_definitions.launch import launched_runs
+from table_format import FileSystemCatalog, write_table
 
 pytestmark = pytest.mark.dagster
 REPO = Path(__file__).resolve().parents[3]
@@ -26,9 +33,10 @@ def test_definitions_load_and_validate(warehouse):
     repo = defs.get_repository_def()
     assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} == {f"shop/{t}" for t in TABLES}
     assert {"compact_tables", "expire_snapshots", "rescale_table", "remove_orphan_files"} <= set(repo.job_names)
-    assert [s.name for s in repo.sensor_defs] == ["compaction_sensor"]
     assert sorted(s.name for s in repo.schedule_defs) == ["nightly_expire_snapshots", "remove_orphan_files_schedule"]
     assert len(repo.asset_graph.asset_check_keys) == 4 * len(TABLES)
+    assert "table_health_checks" in repo.job_names
+    assert sorted(s.name for s in repo.sensor_defs) == ["checks_after_maintenance", "compaction_sensor"]
     graph = repo.asset_graph
     parents = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
                for k in graph.get_all_asset_keys()}
@@ -51,20 +59,104 @@ def frame(catalog: FileSystemCatalog, name: str) -> pl.DataFrame:
     return catalog.load_table(f"shop.{name}").scan().to_polars()
 
 
-def test_demo_builds_end_to_end(tmp_path, monkeypatch, spark):
-    warehouse = tmp_path / "warehouse"
-    monkeypatch.setenv("LAKEHOUSE_WAREHOUSE", str(warehouse))
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    (tmp_path / "dagster_home").mkdir()
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert build_demo.main() == 0
-    printed = out.getvalue()
-    print(printed)
+FOREIGN = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "note": ["mine", "not", "the demo's"]})
+UI_STATE = """{ assetNodes { assetKey { path } staleStatus assetChecksOrError { ... on AssetChecks {
+  checks { name canExecuteIndividually executionForLatestMaterialization { status } } } } } }"""
+
+
+@dataclass(frozen=True)
+class Demo:
+    warehouse: Path
+    printed: str
+    earlier_run: str
+    ui: dict  # what the UI's GraphQL reads after the demo: asset -> (staleStatus, {check: status})
+    runs: list
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Demo:
+    """A rerun of the demo: the warehouse already holds a stale demo table and a user's table in ``shop``, the
+    instance a user's run and a materialization of a demo asset (an incremental cursor far ahead)."""
+    root = tmp_path_factory.mktemp("demo")
+    warehouse, home = root / "warehouse", root / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    catalog = FileSystemCatalog(str(warehouse))
+    catalog.create_database("shop")
+    write_table(catalog.create_table("shop.copy", FOREIGN.schema), FOREIGN)
+    write_table(catalog.create_table("shop.orders", FOREIGN.schema), FOREIGN)  # the demo's name: replaced
+    saved = {k: os.environ.get(k) for k in ("LAKEHOUSE_WAREHOUSE", "DAGSTER_HOME")}
+    os.environ.update(LAKEHOUSE_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(home))
+    try:
+        with dg.DagsterInstance.get() as instance:
+            @dg.op
+            def hello() -> None: ...
+
+            earlier = dg.GraphDefinition("users_job", node_defs=[hello]).to_job().execute_in_process(
+                instance=instance).run_id
+            instance.report_runless_asset_event(dg.AssetMaterialization(
+                ["shop", "order_changes"], metadata={"paimon/consumed_snapshot/shop/orders": 99}))
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert build_demo.main() == 0
+        with dg.DagsterInstance.get() as instance, launched_runs(instance, output=root / "query.log") as runs:
+            nodes = execute_query(runs.context, UI_STATE)["data"]["assetNodes"]
+            all_runs = list(instance.get_runs())
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    ui = {"/".join(n["assetKey"]["path"]): (n["staleStatus"], {
+        c["name"]: (c["canExecuteIndividually"], (c["executionForLatestMaterialization"] or {}).get("status"))
+        for c in n["assetChecksOrError"]["checks"]}) for n in nodes}
+    print(out.getvalue())
+    return Demo(warehouse=warehouse, printed=out.getvalue(), earlier_run=earlier, ui=ui, runs=all_runs)
+
+
+def test_demo_rerun_keeps_foreign_tables_and_earlier_runs(demo):
+    catalog = FileSystemCatalog(str(demo.warehouse))
+    assert sorted(catalog.list_tables("shop")) == sorted([*TABLES, "copy"])
+    copy = catalog.load_table("shop.copy")
+    assert copy.scan().to_arrow().equals(FOREIGN) and [s.id for s in copy.snapshots()] == [1]  # untouched
+    assert "shop/copy" not in demo.printed  # not maintained either: the jobs ran on the demo's tables by name
+    assert "dropped the demo's tables shop.orders" in demo.printed and "kept the other tables of shop: shop.copy" \
+        in demo.printed
+    assert "wiped the materialization history of 1 demo assets (runs kept)" in demo.printed
+    assert demo.earlier_run in {r.run_id for r in demo.runs}  # the instance's history is kept
+
+
+def test_demo_runs_go_through_the_code_location(demo):
+    launched = [r for r in demo.runs if r.job_name != "users_job"]
+    names = [r.job_name for r in reversed(launched)]
+    assert names == ["__ASSET_JOB", "__ASSET_JOB", "compact_tables", "rescale_table", "expire_snapshots",
+                     "remove_orphan_files", "table_health_checks"]
+    for run in launched:  # an origin: the timeline and the job pages show the run
+        assert run.status == dg.DagsterRunStatus.SUCCESS
+        assert run.remote_job_origin is not None
+        assert run.remote_job_origin.repository_origin.code_location_origin.location_name.startswith(
+            "lakehouse_definitions")
+    asset_runs = [r for r in launched if r.job_name == "__ASSET_JOB"]
+    assert all(len(r.asset_selection) == len(TABLES) for r in asset_runs)  # the runs' target: the demo's assets
+    assert len(launched[0].asset_check_selection) == 4 * len(TABLES)  # the checks after maintenance: all tables
+
+
+def test_after_the_demo_every_check_passed_and_nothing_is_unsynced(demo):
+    assert set(demo.ui) == {f"shop/{t}" for t in TABLES}
+    for asset, (stale, checks) in demo.ui.items():
+        assert stale == "FRESH", asset  # no "Unsynced" badge after the maintenance jobs
+        assert len(checks) == 4
+        for name, (executable, status) in checks.items():
+            assert (executable, status) == ("CAN_EXECUTE", "SUCCEEDED"), (asset, name)
+    assert "health checks after maintenance" in demo.printed and "checks: 36 passed, 0 failed" in demo.printed
+
+
+def test_demo_builds_end_to_end(demo):
+    printed = demo.printed
     for job in ("compact_tables", "rescale_table", "expire_snapshots", "remove_orphan_files"):
         assert f"{job}: ok" in printed
-    catalog = FileSystemCatalog(str(warehouse))
-    assert sorted(catalog.list_tables("shop")) == sorted(TABLES)
+    catalog = FileSystemCatalog(str(demo.warehouse))
 
     batches = [data.orders_batch(b) for b in (0, 1)]
     cdc = pl.concat([pl.from_arrow(b) for b in batches])

@@ -1,5 +1,9 @@
 """The table-health asset checks against healthy and unhealthy tables, through `materialize` with the IO manager."""
 
+import os
+import time
+from pathlib import Path
+
 import dagster as dg
 import pyarrow as pa
 import pytest
@@ -78,3 +82,19 @@ def test_checks_of_a_missing_table_warn(warehouse, catalog_resource):
     evaluations = result.get_asset_check_evaluations()
     assert len(evaluations) == 4
     assert all(not e.passed and e.severity == dg.AssetCheckSeverity.WARN for e in evaluations)
+
+
+def test_retention_check_counts_orphan_files_and_bytes(warehouse, catalog_resource):
+    asset = table_asset(options={"bucket": "1"})
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(asset, warehouse, instance, catalog_resource)
+    table = catalog_resource.load_table("db.events")
+    orphan = Path(table.path) / "bucket-0" / "data-orphan.parquet"
+    orphan.write_bytes(b"x" * 1234)
+    os.utime(orphan, (time.time() - 3 * 86400,) * 2)
+    checks = materialize(asset, warehouse, instance, catalog_resource)
+    retention = checks["snapshots_within_retention"]
+    assert retention.passed  # orphans are reported, not failed: remove_orphan_files deletes them
+    assert {k: retention.metadata[k].value for k in ("orphan_files", "orphan_bytes", "expirable_snapshots")} == {
+        "orphan_files": 1, "orphan_bytes": 1234, "expirable_snapshots": 0}
+    assert isinstance(retention.metadata["snapshots"], dg.IntMetadataValue)

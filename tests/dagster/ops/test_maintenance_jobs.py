@@ -1,5 +1,6 @@
 """The four maintenance jobs executed in process on the local SparkSession against real tables: the tables' state
-afterwards (read with table_format) and the materializations reported on the tables' assets."""
+afterwards (read with table_format) and the observations reported on the tables' assets (maintenance changes no
+row, so it never materializes)."""
 
 import os
 import time
@@ -32,13 +33,15 @@ def run(job, resources, node, config, *, raise_on_error=True):
                                   instance=dg.DagsterInstance.ephemeral(), raise_on_error=raise_on_error)
 
 
-def materializations(result, node):
-    return {m.asset_key.to_user_string(): m for m in result.asset_materializations_for_node(node)}
-
-
 def observations(result):
+    assert not result.get_asset_materialization_events()
     return {e.event_specific_data.asset_observation.asset_key.to_user_string(): e.event_specific_data.asset_observation
             for e in result.all_events if e.event_type_value == "ASSET_OBSERVATION"}
+
+
+def changed(result):
+    """The observations of the tables the run changed."""
+    return {k: o for k, o in observations(result).items() if o.metadata["maintenance/changed"].value}
 
 
 def rows(catalog: FileSystemCatalog, name: str) -> list[dict]:
@@ -55,7 +58,7 @@ def test_compact_tables_compacts_every_table_and_reports_each(catalog, make_tabl
     before = {name: rows(catalog, name) for name in ("db.pk", "db.log")}
     result = run(compact_tables, resources, "compact_tables_op", CompactConfig(full=True))
     assert result.success
-    reported = materializations(result, "compact_tables_op")
+    reported = changed(result)
     assert set(reported) == {"db/pk", "db/log"}
     for name, table in (("db.pk", pk), ("db.log", log)):
         table = table.refresh()
@@ -76,8 +79,9 @@ def test_compact_selected_table_only_and_noop_is_an_observation(catalog, make_ta
     small = make_table("small", 1)
     untouched = small.latest_snapshot().id
     result = run(compact_tables, resources, "compact_tables_op", CompactConfig(tables=["db.pk", "db.small"]))
-    assert set(materializations(result, "compact_tables_op")) == {"db/pk"}
-    assert "db/small" in observations(result)  # nothing to compact: reported, not materialized
+    assert set(changed(result)) == {"db/pk"}
+    assert "db/small" in observations(result)  # nothing to compact: reported as unchanged
+    assert "dagster/row_count" not in observations(result)["db/small"].metadata  # the table metadata: on change
     assert small.refresh().latest_snapshot().id == untouched
 
 
@@ -90,7 +94,7 @@ def test_unknown_table_fails_before_touching_any_table(catalog, make_table, reso
     failure = result.failure_data_for_node("compact_tables_op")
     assert "db.missing" in failure.error.message and "no table touched" in failure.error.message
     assert pk.refresh().latest_snapshot().id == snapshot
-    assert not materializations(result, "compact_tables_op")
+    assert not observations(result)
 
 
 def test_expire_snapshots_dry_run_by_default_then_for_real(catalog, make_table, resources):
@@ -104,7 +108,7 @@ def test_expire_snapshots_dry_run_by_default_then_for_real(catalog, make_table, 
     result = run(expire_snapshots, resources, "expire_snapshots_op",
                  ExpireSnapshotsConfig(retention=RetentionConfig(retain_max=3), dry_run=False))
     assert [s.id for s in pk.refresh().snapshots()] == [3, 4, 5]
-    event = materializations(result, "expire_snapshots_op")["db/pk"]
+    event = changed(result)["db/pk"]
     assert meta(event, "maintenance/expired_snapshots") == [1, 2]
     assert meta(event, "maintenance/deleted_files") > 0
     assert meta(event, "maintenance/snapshots_after") == 3
@@ -118,7 +122,7 @@ def test_rescale_table_rewrites_with_the_new_bucket_count(catalog, make_table, r
     assert table.options["bucket"] == "4"
     assert rows(catalog, "db.pk") == before
     assert sorted(set(table.system_table("files")["bucket"].to_pylist())) == [0, 1, 2, 3]
-    event = materializations(result, "rescale_table_op")["db/pk"]
+    event = changed(result)["db/pk"]
     assert meta(event, "maintenance/bucket") == 4
     assert meta(event, "paimon/commit_kind") == "OVERWRITE"
 
@@ -143,7 +147,7 @@ def test_remove_orphan_files_dry_run_then_delete(catalog, make_table, resources)
 
     result = run(remove_orphan_files, resources, "remove_orphan_files_op", RemoveOrphanFilesConfig(dry_run=False))
     assert not orphan.exists()
-    event = materializations(result, "remove_orphan_files_op")["db/pk"]
+    event = changed(result)["db/pk"]
     assert meta(event, "maintenance/deleted_files") == 1
     assert len(pk.refresh().system_table("files")) == files
 
@@ -164,7 +168,7 @@ def test_bad_run_config_fails_before_any_write(catalog, make_table, resources):
                   RemoveOrphanFilesConfig(older_than="three days", dry_run=False), raise_on_error=False)
     assert "older_than" in bad_age.failure_data_for_node("remove_orphan_files_op").error.message
     for result in (bad_partitions, bad_retention, bad_age):
-        assert not result.success and not result.get_asset_materialization_events()
+        assert not result.success and not observations(result)
     assert {t.identifier: t.refresh().latest_snapshot().id for t in (pk, log)} == snapshots
 
 
@@ -184,17 +188,18 @@ def test_maintenance_keeps_the_data_version_and_the_incremental_cursor(catalog, 
     assets_resources = {"io_manager": PaimonIOManager(warehouse=warehouse)}
     for _ in range(2):
         dg.materialize([src, sink], instance=instance, resources=assets_resources)
-    before = instance.fetch_materializations(dg.AssetKey(["db", "sink"]), limit=1).records[0]
+    before = {k: instance.get_latest_data_version_record(dg.AssetKey(["db", k])) for k in ("src", "sink")}
     result = compact_tables.execute_in_process(
         resources=resources, instance=instance,
         run_config=dg.RunConfig(ops={"compact_tables_op": CompactConfig(tables=["db.sink", "db.src"], full=True)}))
-    assert set(materializations(result, "compact_tables_op")) == {"db/sink", "db/src"}
-    after = instance.fetch_materializations(dg.AssetKey(["db", "sink"]), limit=1).records[0]
-    assert after.run_id == result.run_id
-    for key in ("dagster/data_version",):
-        assert after.event_log_entry.tags[key] == before.event_log_entry.tags[key]
-    cursor = "paimon/consumed_snapshot/db/src"
-    assert after.asset_materialization.metadata[cursor] == before.asset_materialization.metadata[cursor]
+    reported = changed(result)
+    assert set(reported) == {"db/sink", "db/src"}
+    for name, record in before.items():
+        after = instance.get_latest_data_version_record(dg.AssetKey(["db", name]))
+        assert after.storage_id == record.storage_id  # the latest materialization is still the asset's own
+        version = record.event_log_entry.tags["dagster/data_version"]
+        assert reported[f"db/{name}"].tags["dagster/data_version"] == version  # the observation names it too
+    assert meta(reported["db/src"], "paimon/commit_kind") == "COMPACT"
 
     dg.materialize([src, sink], instance=instance, resources=assets_resources)  # 10 more rows upstream
     assert catalog.load_table("db.sink").scan().to_arrow().num_rows == 30  # only the new changes were read
