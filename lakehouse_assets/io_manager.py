@@ -153,6 +153,8 @@ class PaimonIOManager(dg.ConfigurableIOManager):
 
     def _advance_consumers(self, context: dg.OutputContext) -> None:
         """The step's incremental inputs were consumed: their upstream tables' consumers move to what it read."""
+        if not self._consumers:  # no incremental input loaded (also: a context built outside a run has no step key)
+            return
         for identifier, consumer, snapshot in self._consumers.pop((context.run_id, context.step_key), []):
             self.catalog.load_table(identifier).set_consumer(consumer, next_snapshot=snapshot)
             context.log.info(f"table {identifier!r}: consumer {consumer!r} at snapshot {snapshot}")

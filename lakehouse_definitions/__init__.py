@@ -31,8 +31,10 @@ from lakehouse_definitions.policy import (
 warnings.filterwarnings("ignore", message="Parameter `owners` of initializer `SensorDefinition.__init__`",
                         category=dg.BetaWarning)
 
-# the demo's sensor and schedules start stopped (turn them on in the UI)
-DEMO_POLICY = MaintenancePolicy(compaction=CompactionPolicy(enabled=False),
+# the demo's sensor and schedules start stopped (turn them on in the UI); they, and the health checks, cover the demo's
+# own tables only (a user's table beside them in `shop` is neither maintained nor checked by the demo)
+DEMO_TABLES = sorted(f"{k.path[0]}.{k.path[-1]}" for a in DEMO_ASSETS for k in a.keys)
+DEMO_POLICY = MaintenancePolicy(tables=DEMO_TABLES, compaction=CompactionPolicy(enabled=False),
                                 expire_snapshots=ExpirePolicy(enabled=False),
                                 remove_orphan_files=OrphanPolicy(enabled=False))
 

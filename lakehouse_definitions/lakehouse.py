@@ -13,7 +13,7 @@ The `dg` component `PaimonLakehouse` (component.py) builds the same from ``defs.
 """
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import dagster as dg
 
@@ -27,7 +27,7 @@ from lakehouse_assets import (
     table_asset_key,
 )
 from lakehouse_assets.checks import build_table_health_checks
-from lakehouse_assets.table_spec import DEFAULT_DATABASE
+from lakehouse_assets.table_spec import DEFAULT_DATABASE, table_spec
 from lakehouse_definitions.policy import (
     IOManagerPolicy,
     MaintenancePolicy,
@@ -81,10 +81,11 @@ def open_catalog(warehouse: str, options: Mapping[str, str]) -> FileSystemCatalo
 
 
 def check_tables(catalog: FileSystemCatalog, maintenance: MaintenancePolicy,
-                 observe: Sequence[ObservedTable]) -> list[str]:
-    """The warehouse's tables; each of `maintenance.tables` must be one of them or an observed table."""
+                 observe: Sequence[ObservedTable], defined: Collection[str] = ()) -> list[str]:
+    """The warehouse's tables; each of `maintenance.tables` must be one of them, an observed table, or a table an
+    asset of the code location writes (`defined`: it exists once the asset is materialized)."""
     present = sorted(f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db))
-    known = set(present) | {o.table for o in observe}
+    known = set(present) | {o.table for o in observe} | set(defined)
     for i, identifier in enumerate(maintenance.tables):
         if identifier not in known:
             raise LakehouseConfigError(
@@ -134,7 +135,9 @@ def paimon_lakehouse_definitions(
     warehouse = resolve_warehouse(warehouse)
     options = dict(options or {})
     catalog = open_catalog(warehouse, options)
-    present = check_tables(catalog, maintenance, observe)
+    defined = [table_spec(key, dict(a.metadata_by_key.get(key, {})), default_database=default_database).identifier
+               for a in checked_assets for key in a.keys]
+    present = check_tables(catalog, maintenance, observe, defined)
     tables = list(maintenance.tables)
 
     observed = [paimon_observable_source(
