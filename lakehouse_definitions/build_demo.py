@@ -166,6 +166,13 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
 
 
+def iceberg_hint(catalog: FileSystemCatalog) -> str:
+    """Where Iceberg readers find the demo's table with Iceberg metadata, and a DuckDB query over it."""
+    table = catalog.load_table(f"{DATABASE}.clickstream")
+    return (f"\n{table.identifier} carries Iceberg metadata ({table.iceberg_metadata_dir()}); with duckdb and its "
+            f"iceberg extension:\n  SELECT dt, count(*) FROM iceberg_scan('{table.path}') GROUP BY dt ORDER BY dt")
+
+
 def main() -> int:
     home = _instance_home()
     changed = ensure_run_coordinator(home)
@@ -189,6 +196,7 @@ def main() -> int:
     print()
     summary = summary_rows(PaimonCatalogResource(warehouse=warehouse))
     print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary))
+    print(iceberg_hint(FileSystemCatalog(warehouse)))
     print(f"\ndone in {time.monotonic() - t0:.1f} s; open it in the Dagster UI: bash scripts/ui.sh")
     return 0
 

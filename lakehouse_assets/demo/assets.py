@@ -5,8 +5,9 @@
 * ``payments``, ``shipments``: two event streams (append tables) assembled into ``orders_wide`` by a
   partial-update table with one sequence group per stream.
 * ``product_sales``: an aggregation table (max price, sum of sales).
-* ``clickstream``: an append log partitioned by day, delivered at least once; ``user_events`` (polars)
-  deduplicates it with the first-row merge engine.
+* ``clickstream``: an append log partitioned by day, delivered at least once, with Iceberg metadata
+  (``metadata.iceberg.storage``: PyIceberg and DuckDB read it); ``user_events`` (polars) deduplicates it with the
+  first-row merge engine.
 * ``order_changes``: an incremental asset, only the orders' changes since its last run (with row kinds).
 * ``daily_revenue``: computed with PySpark from the orders.
 
@@ -113,8 +114,10 @@ def product_sales(context: dg.AssetExecutionContext, config: BatchConfig) -> dg.
 
 
 @dg.asset(key_prefix=DATABASE, group_name=GROUP, kinds=paimon_kinds("pyarrow"),
-          description="Page views, an append log partitioned by day (delivered at least once)",
-          metadata=_table(data.CLICKSTREAM_SCHEMA, partition_keys=("dt",), mode="append"))
+          description="Page views, an append log partitioned by day (delivered at least once); with Iceberg metadata, "
+                      "so Iceberg readers (PyIceberg, DuckDB) read it too",
+          metadata=_table(data.CLICKSTREAM_SCHEMA, partition_keys=("dt",), mode="append",
+                          options={"metadata.iceberg.storage": "table-location"}))
 def clickstream(context: dg.AssetExecutionContext, config: BatchConfig) -> dg.Output[pa.Table]:
     batch = _batch(context, config)
     return dg.Output(data.clickstream_batch(batch), metadata={BATCH: batch})

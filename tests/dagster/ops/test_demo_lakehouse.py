@@ -182,6 +182,12 @@ def test_demo_builds_end_to_end(demo):
     first = clicks.sort("received_at").unique("event_id", keep="first").sort("event_id")
     assert events.sort("event_id")["received_at"].to_list() == first["received_at"].to_list()
     assert catalog.load_table("shop.user_events").options["bucket"] == "4"  # rescaled by rescale_table
+    # the clickstream carries Iceberg metadata for its latest snapshot (tests/iceberg reads such tables with
+    # PyIceberg and DuckDB), and the demo says where and how to query it
+    clickstream = catalog.load_table("shop.clickstream")
+    hint = (Path(clickstream.iceberg_metadata_dir()) / "version-hint.text").read_text().strip()
+    assert hint == str(clickstream.latest_snapshot().id)
+    assert f"iceberg_scan('{clickstream.path}')" in printed
 
     payments = pl.concat([pl.from_arrow(data.payments_batch(b)) for b in (0, 1)])
     shipments = pl.concat([pl.from_arrow(data.shipments_batch(b)) for b in (0, 1)])
