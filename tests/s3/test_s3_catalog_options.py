@@ -160,8 +160,10 @@ def test_compact_tables_job_on_s3_with_catalog_options(no_aws_env: str, spark_wr
         instance=dg.DagsterInstance.ephemeral(),
         run_config=dg.RunConfig(ops={"compact_tables_op": CompactConfig(full=True)}))
     assert result.success
-    assert [m.asset_key.to_user_string() for m in result.asset_materializations_for_node("compact_tables_op")] == [
-        "db/pk"]
+    observed = [e.event_specific_data.asset_observation for e in result.events_for_node("compact_tables_op")
+                if e.event_type_value == "ASSET_OBSERVATION"]  # maintenance reports observations (rows unchanged)
+    assert [o.asset_key.to_user_string() for o in observed] == ["db/pk"]
+    assert observed[0].metadata["maintenance/changed"].value is True
     latest = table.latest_snapshot()
     assert latest is not None and latest.commit_kind == "COMPACT"
     assert table.scan().to_arrow().sort_by("id").to_pylist() == before
