@@ -17,6 +17,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
 from jobs.spark.data_source import FORMAT
+from jobs.spark.pk_write import ROUTED
 from jobs.spark.read_options import catalog_options
 from jobs.spark.routing import route
 from jobs.spark.stream_writer import checkpoint_commit_user, crash_point, landed
@@ -72,8 +73,11 @@ def write_micro_batch(batch: DataFrame, table_path: str, *, batch_id: int, commi
     # shuffle; measured 3 s instead of 6-8 s for 100,000 rows); else rows are routed as jobs.spark.write routes them
     one_task = batch.rdd.getNumPartitions() == 1
     routed = batch if one_task else route(batch, table_path, num_partitions=num_partitions, options=s3_options)
+    # either way one task owns each bucket: it numbers its rows plainly and compacts as Paimon's writers do (so a
+    # lookup / full-compaction changelog producer writes its changelog), unlike a plain write's sequence slots
     (routed.write.format(FORMAT).mode("append").options(**catalog_options(s3_options))
-     .option(COMMIT_USER, commit_user).option(COMMIT_IDENTIFIER, str(batch_id)).save(table_path))
+     .option(COMMIT_USER, commit_user).option(COMMIT_IDENTIFIER, str(batch_id)).option(ROUTED, "true")
+     .save(table_path))
     crash_point(table, batch_id)
     for sid in reversed(table.store.snapshots.list_ids()):  # ours is among the newest
         snapshot = table.store.snapshots.snapshot(sid)
