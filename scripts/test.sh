@@ -14,7 +14,7 @@ Paimon 0.9 / 2.0 / S3 oracles, the pypaimon 2.1 peer, the Spark executor venv an
 chromium; a second run takes seconds), lints (ruff, mypy table_format, lint-imports), then runs pytest with the
 given arguments (none: all of tests/). Exits non-zero on a lint error, a failing test, or when no test ran.
 
-  bash scripts/test.sh                                  # everything: ~17-18 min on a 2-core machine (what CI runs:
+  bash scripts/test.sh                                  # everything: ~50 min on a 2-core machine (what CI runs:
                                                         # bash .ci/run, CI=true), plus ~5 min of set-up the first time
   bash scripts/test.sh tests/cli                        # one suite
   bash scripts/test.sh tests/cli/test_cli_read.py -k filter   # one file, tests matching a name
@@ -31,11 +31,12 @@ suites (tests/...):
   s3             s3:// warehouses against a SeaweedFS server on 127.0.0.1
   reliability    crashes, faults, concurrency, fuzzing (soak variants only with -m slow or RUN_SLOW=1)
   browser        headless Chromium against dagster dev (screenshots in .cache/artifacts/browser/)
+  iceberg        Iceberg metadata read by PyIceberg 0.12 and DuckDB 1.5.5 (their own venv), beside Java 2.0's
   test_readme.py the README's Python snippets, run twice in a fresh interpreter
 
 markers (-m):
   interop   real Java Paimon (paimon-oracle) or pypaimon 2.1.0
-  slow      long-running (the reliability soak variants are deselected unless asked for)
+  slow      long-running: deselected unless asked for (-m slow or RUN_SLOW=1)
   spark     needs a local SparkSession
   cluster   starts a Spark standalone cluster on loopback
   dagster   runs Dagster (materialize, jobs, sensors)

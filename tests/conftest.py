@@ -54,11 +54,23 @@ def _unavailable(peer: str, reason: str, marker: Path) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _deselect_slow(config, items)
     for item in items:
         if any(name in INTEROP_FIXTURES for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.interop)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+def _deselect_slow(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (soak variants, the dg project scaffold, the streaming crash and docs pipelines) run only
+    when asked for: ``-m slow`` (or any -m naming slow) or RUN_SLOW=1; the default run (CI) deselects them."""
+    if "slow" in (config.option.markexpr or "") or os.environ.get("RUN_SLOW") == "1":
+        return
+    slow = [i for i in items if "slow" in i.keywords]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [i for i in items if "slow" not in i.keywords]
 
 
 @pytest.fixture
