@@ -213,6 +213,11 @@ class CoreOptions:
             write_buffer_size=_positive(size("write-buffer-size", "256 mb"), "write-buffer-size"),
         )
 
+    @property
+    def num_levels(self) -> int:
+        """LSM levels of a primary-key table (``num-levels``, default the compaction trigger + 1)."""
+        return int(self.raw.get("num-levels", str(self.num_sorted_run_compaction_trigger + 1)))
+
     def bucket_mode(self, *, has_primary_key: bool) -> BucketMode:
         if self.bucket > 0:
             return BucketMode.FIXED

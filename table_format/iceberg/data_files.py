@@ -12,16 +12,11 @@ from table_format.row.binary_row import decode_row
 from table_format.store.file_store import FileStore
 
 
-def _max_level(store: FileStore) -> int:
-    raw = store.options.raw
-    return int(raw.get("num-levels", str(store.options.num_sorted_run_compaction_trigger + 1))) - 1
-
-
 def visible(store: FileStore, entries: list[ManifestEntry]) -> list[ManifestEntry]:
     """The files an Iceberg reader may see: all of an append table's, a primary-key table's highest level only."""
     if not store.has_primary_key:
         return entries
-    top = _max_level(store)
+    top = store.options.num_levels - 1
     return [e for e in entries if e.file.level == top]
 
 

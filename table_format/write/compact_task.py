@@ -62,7 +62,7 @@ def _strategy(store: FileStore) -> UniversalCompaction:
 
 
 def num_levels(store: FileStore) -> int:
-    return int(store.options.raw.get("num-levels", str(store.options.num_sorted_run_compaction_trigger + 1)))
+    return store.options.num_levels
 
 
 def pick_unit(store: FileStore, levels: Levels, *, full: bool) -> CompactUnit | None:
