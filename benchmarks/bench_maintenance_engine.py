@@ -1,7 +1,8 @@
 """The maintenance jobs' engine choice, timed as a user sees it: a `compact_tables` run (Dagster, in process) on a
 small table (engine auto -> local) and on a table above the 256 MiB threshold (auto -> Spark, including the JVM's
 start), each in a fresh process (``run``: the run itself; ``process``: with Python's and Dagster's start-up); plus
-the large table forced local, to judge the threshold.
+the large table forced local, to judge the threshold. The auto runs set `spark_on_local_master` (a local master would
+otherwise keep the large table in process too).
 
     .venv/bin/python benchmarks/bench_maintenance_engine.py [--rows-per-write N] [--writes W]
 """
@@ -36,7 +37,7 @@ from jobs.maintenance import CompactConfig, compact_tables
 from lakehouse_assets import PaimonCatalogResource, pyspark_resource
 instance = dg.DagsterInstance.ephemeral()  # Dagster's own start-up (imports of its storage): not the run's
 imported = time.perf_counter()
-config = CompactConfig(tables=[sys.argv[2]], engine=sys.argv[3])
+config = CompactConfig(tables=[sys.argv[2]], engine=sys.argv[3], spark_on_local_master=True)
 result = compact_tables.execute_in_process(
     resources={"pyspark": pyspark_resource(), "paimon_catalog": PaimonCatalogResource(warehouse=sys.argv[1])},
     run_config=dg.RunConfig(ops={"compact_tables_op": config}), instance=instance)

@@ -25,12 +25,16 @@ class TableSelection(dg.Config):
 class EngineConfig(dg.Config):
     """Where each table's operation runs (engine.py): in process, on PySpark, or chosen by the work's size."""
 
-    engine: Engine = Field(default="auto", description="auto: local below the threshold, Spark from it; "
+    engine: Engine = Field(default="auto", description="auto: local below the threshold, Spark from it (on a "
+                                                       "cluster master); "
                                                        "local: in process (table_format); spark: the PySpark resource")
     spark_threshold_bytes: int = Field(default=DEFAULT_SPARK_THRESHOLD_BYTES, description=(
         "auto: compaction/rescale go to Spark when they would rewrite at least this many bytes (default 256 MiB)"))
     spark_threshold_files: int = Field(default=DEFAULT_SPARK_THRESHOLD_FILES, description=(
         "auto: expiration/orphan removal go to Spark when they would delete or look at this many files"))
+    spark_on_local_master: bool = Field(default=False, description=(
+        "auto: also take Spark above the threshold when the Spark master is local[...] (by default a local master "
+        "keeps the work in process, which is faster on one machine)"))
 
 
 class CompactConfig(TableSelection, EngineConfig):

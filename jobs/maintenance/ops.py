@@ -25,6 +25,7 @@ from jobs.maintenance.engine import (
     expiration_work,
     orphan_work,
     rescale_work,
+    spark_master_of,
 )
 from jobs.maintenance.report import MaintenanceReport
 from lakehouse_assets import PaimonCatalogResource
@@ -63,9 +64,10 @@ def check_retention(config: ExpireSnapshotsConfig) -> None:
                                      f"({high}); no table touched")
 
 
-def _engine(config: EngineConfig, work: Work) -> EngineChoice:
+def _engine(config: EngineConfig, work: Work, pyspark: PySparkResource) -> EngineChoice:
     return choose_engine(config.engine, work, threshold_bytes=config.spark_threshold_bytes,
-                         threshold_files=config.spark_threshold_files)
+                         threshold_files=config.spark_threshold_files, spark_master=spark_master_of(pyspark),
+                         spark_on_local_master=config.spark_on_local_master)
 
 
 def _run_each(context: dg.OpExecutionContext, job: str, tables: Sequence[Table], operation: Operation) -> None:
@@ -98,7 +100,7 @@ def compact_tables_op(context: dg.OpExecutionContext, config: CompactConfig, pys
     check_partitions(tables, partitions)
 
     def compact(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
-        choice = _engine(config, compaction_work(table, full=config.full, partitions=partitions))
+        choice = _engine(config, compaction_work(table, full=config.full, partitions=partitions), pyspark)
         if choice.engine == "spark":
             result = spark_maintenance.compact(pyspark.spark_session, paimon_catalog.table_uri(table.identifier),
                                                full=config.full, partitions=partitions,
@@ -122,7 +124,7 @@ def expire_snapshots_op(context: dg.OpExecutionContext, config: ExpireSnapshotsC
                  "older_than": older_than}
 
     def expire(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
-        choice = _engine(config, expiration_work(table, **retention))
+        choice = _engine(config, expiration_work(table, **retention), pyspark)
         if choice.engine == "spark":
             result = spark_maintenance.expire_snapshots(
                 pyspark.spark_session, paimon_catalog.table_uri(table.identifier), **retention,
@@ -147,7 +149,7 @@ def rescale_table_op(context: dg.OpExecutionContext, config: RescaleConfig, pysp
     check_partitions(tables, partitions)
 
     def rescale(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
-        choice = _engine(config, rescale_work(table, partitions=partitions))
+        choice = _engine(config, rescale_work(table, partitions=partitions), pyspark)
         if choice.engine == "spark":
             result = spark_maintenance.rescale(pyspark.spark_session, paimon_catalog.table_uri(table.identifier),
                                                bucket=config.bucket, partitions=partitions,
@@ -168,7 +170,7 @@ def remove_orphan_files_op(context: dg.OpExecutionContext, config: RemoveOrphanF
     tables = resolve_tables(paimon_catalog, config)
 
     def remove(table: Table, before: TableHealth) -> tuple[bool, dict, EngineChoice]:
-        choice = _engine(config, orphan_work(before.file_count))
+        choice = _engine(config, orphan_work(before.file_count), pyspark)
         if choice.engine == "spark":
             result = spark_maintenance.remove_orphan_files(
                 pyspark.spark_session, paimon_catalog.table_uri(table.identifier), older_than=older_than,

@@ -1,5 +1,6 @@
 """The maintenance jobs' engine (run config ``engine: auto | local | spark``): auto picks local below the threshold
-and Spark from it, local/spark force it, the Spark path of every job still works, and a local run starts no JVM."""
+and Spark from it (on a local[...] master only with spark_on_local_master), local/spark force it, the Spark path of
+every job still works, and a local run starts no JVM."""
 
 import json
 import os
@@ -59,15 +60,22 @@ def test_auto_compacts_a_small_table_in_process_and_a_large_one_on_spark(catalog
     assert 0 < local["maintenance/work_bytes"] < DEFAULT_SPARK_THRESHOLD_BYTES
     assert output_metadata(result, "compact_tables_op")["maintenance/engines"] == {"db.pk": "local"}
 
-    make_table("big", 6)  # "big": above a threshold of 1 byte
+    make_table("big", 6)  # "big": above a threshold of 1 byte, but the master is local[...]: still in process
     result = run(compact_tables, resources, "compact_tables_op",
                  CompactConfig(tables=["db.big"], spark_threshold_bytes=1))
-    spark = reported(result, "db/big")
+    stay = reported(result, "db/big")
+    assert stay["maintenance/engine"] == "local" and ">= threshold 1, but Spark master local[" in stay[
+        "maintenance/engine_reason"]
+    assert "spark_on_local_master: true" in stay["maintenance/engine_reason"]
+    make_table("big2", 6)  # the same, with spark_on_local_master: Spark
+    result = run(compact_tables, resources, "compact_tables_op",
+                 CompactConfig(tables=["db.big2"], spark_threshold_bytes=1, spark_on_local_master=True))
+    spark = reported(result, "db/big2")
     assert spark["maintenance/engine"] == "spark" and spark["paimon/commit_kind"] == "COMPACT"
     assert spark["maintenance/work_bytes"] >= 1 and ">= threshold 1" in spark["maintenance/engine_reason"]
     assert output_metadata(result, "compact_tables_op")["maintenance/engine"] == "spark"
-    assert catalog.load_table("db.big").scan().to_arrow().num_rows == catalog.load_table("db.pk").scan(
-    ).to_arrow().num_rows  # the same data, compacted by either engine
+    rows = {name: catalog.load_table(f"db.{name}").scan().to_arrow().sort_by("id") for name in ("pk", "big", "big2")}
+    assert rows["big"].equals(rows["pk"]) and rows["big2"].equals(rows["pk"])  # the same data, either engine
 
 
 def test_forced_engines_override_the_threshold(catalog, make_table, resources):
@@ -105,7 +113,8 @@ def test_auto_measures_files_for_expiration_and_orphans(catalog, make_table, res
     meta = reported(result)
     assert meta["maintenance/engine"] == "local" and meta["maintenance/work_files"] > 0
     result = run(expire_snapshots, resources, "expire_snapshots_op",
-                 ExpireSnapshotsConfig(spark_threshold_files=meta["maintenance/work_files"]))
+                 ExpireSnapshotsConfig(spark_threshold_files=meta["maintenance/work_files"],
+                                       spark_on_local_master=True))
     assert reported(result)["maintenance/engine"] == "spark"
     result = run(remove_orphan_files, resources, "remove_orphan_files_op", RemoveOrphanFilesConfig())
     assert reported(result)["maintenance/work_files"] == len(pk.system_table("files"))

@@ -32,7 +32,7 @@ def test_sensor_requests_one_run_per_table_and_snapshot(make_table, catalog_reso
     assert requests["db.pk"].run_key == f"compact:db.pk@{pk.latest_snapshot().id}"
     assert requests["db.pk"].run_config["ops"] == {"compact_tables_op": {"config": {
         "tables": ["db.pk"], "full": False, "partitions": [], "engine": "auto",  # the engine by the work's size
-        "spark_threshold_bytes": 256 << 20, "spark_threshold_files": 10_000}}}
+        "spark_threshold_bytes": 256 << 20, "spark_threshold_files": 10_000, "spark_on_local_master": False}}}
     assert json.loads(result.cursor) == {"db.healthy": 2, "db.log": 6, "db.pk": 6, "db.strict": 4}
 
     again = tick(catalog_resource, result.cursor)  # nothing new: no request, however often it ticks
