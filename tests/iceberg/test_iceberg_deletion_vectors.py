@@ -10,6 +10,7 @@ import json
 import os
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import fastavro
@@ -19,7 +20,14 @@ import pytest
 from pyroaring import BitMap
 from test_iceberg_metadata import READERS, metadata_path, rows
 
-from table_format import CorruptMetadataError, FileSystemCatalog, Table, UnsupportedFeatureError, write_table
+from table_format import (
+    CorruptMetadataError,
+    FileSystemCatalog,
+    SchemaChange,
+    Table,
+    UnsupportedFeatureError,
+    write_table,
+)
 from table_format.data.deletion_vector import MAGIC_64, encode_deletion_vector
 from table_format.iceberg.puffin import DeletionVectorBlob, iceberg_blob, puffin_file
 
@@ -206,3 +214,28 @@ def test_blob_framing() -> None:
     footer = json.loads(data[len(data) - 12 - size:len(data) - 12])
     assert footer["blobs"][0]["properties"] == {"referenced-data-file": "file:/d.parquet", "cardinality": "6"}
     assert data[ranges[0][0]:ranges[0][0] + ranges[0][1]] == blob
+
+
+@pytest.mark.parametrize("bitmap64", ["false", "true"])
+def test_java_2_deletion_vectors_exposed(oracle2: Any, warehouse: str, iceberg_readers: Any, bitmap64: str) -> None:
+    """Java 2.0 writes the deletion vectors (32-bit, or 64-bit with `deletion-vectors.bitmap64`, whose bytes are
+    copied into the Puffin file as they are); enabling the option writes the current state, read as ours."""
+    fields = [{"name": "id", "type": "INT"}, {"name": "v", "type": "STRING"}]
+    oracle2.write_spec({
+        "warehouse": warehouse, "database": "db", "table": "java", "if_exists": "drop",
+        "schema": {"fields": fields, "primary_keys": ["id"], "options": {
+            "bucket": "1", "deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": bitmap64}},
+        "batches": [{"rows": [["+I", i, f"v{i}"] for i in range(20)], "compact": True},
+                    {"rows": [["-D", 3, "v3"], ["-D", 11, "v11"]]}]})
+    catalog = FileSystemCatalog(warehouse)
+    t = catalog.load_table("db.java")
+    index_files = (Path(t.path) / "index").iterdir()
+    magic64 = any(struct.pack("<I", MAGIC_64) in f.read_bytes() for f in index_files)
+    assert magic64 == (bitmap64 == "true")
+    assert sorted(r["id"] for r in rows(t.scan().to_arrow())) == [i for i in range(20) if i not in (3, 11)]
+    t = catalog.alter_table("db.java", [SchemaChange.set_option(k, v) for k, v in V3.items()])
+    assert_readers_read_ours(iceberg_readers, t)
+    assert sum(e["data_file"]["record_count"] for e in delete_entries(t)) == 2
+    write_table(t, pa.table({"id": pa.array([5], pa.int32()), "v": [None], "_row_kind": ["-D"]}))
+    expected = assert_readers_read_ours(iceberg_readers, t)
+    assert sorted(r["id"] for r in expected) == [i for i in range(20) if i not in (3, 5, 11)]
