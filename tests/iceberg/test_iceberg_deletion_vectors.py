@@ -239,3 +239,20 @@ def test_java_2_deletion_vectors_exposed(oracle2: Any, warehouse: str, iceberg_r
     write_table(t, pa.table({"id": pa.array([5], pa.int32()), "v": [None], "_row_kind": ["-D"]}))
     expected = assert_readers_read_ours(iceberg_readers, t)
     assert sorted(r["id"] for r in expected) == [i for i in range(20) if i not in (3, 5, 11)]
+
+
+def test_s3_warehouse_deletion_vectors(s3_server: Any, s3_warehouse: str, iceberg_readers: Any) -> None:
+    """On object storage the Puffin files and the vectors' data files are `s3://` URIs PyIceberg reads."""
+    catalog = FileSystemCatalog(s3_warehouse)
+    catalog.create_database("db")
+    t = catalog.create_table("db.dv", SCHEMA, primary_keys=["id"], options={**V3, **DV, "bucket": "1"})
+    upsert(t, list(range(10)), "2024-01-01", "a")
+    delete(t, [2, 7], "2024-01-01")
+    io = t.store.file_io
+    hint = io.read_bytes(f"{t.store.paths.root}/metadata/version-hint.text").decode()
+    location = f"{io.uri(t.store.paths.root)}/metadata/v{hint}.metadata.json"
+    properties = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": s3_server.access_key,
+                  "s3.secret-access-key": s3_server.secret_key, "s3.region": s3_server.region}
+    got = iceberg_readers.read("pyiceberg", location, properties=properties)
+    assert got["rows"] == rows(t.scan().to_arrow())
+    assert sorted(r["id"] for r in got["rows"]) == [0, 1, 3, 4, 5, 6, 8, 9]
