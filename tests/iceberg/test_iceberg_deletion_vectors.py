@@ -175,6 +175,12 @@ def test_append_table_format_version_3(warehouse: str, iceberg_readers: Any) -> 
         meta = json.load(f)
     assert meta["format-version"] == 3 and meta["next-row-id"] == 3
     assert [(s["first-row-id"], s["added-rows"]) for s in meta["snapshots"]] == [(0, 2), (2, 1)]
+    from click.testing import CliRunner
+
+    from lakehouse_cli.main import cli
+
+    described = CliRunner().invoke(cli, ["-w", warehouse, "describe", "db.app"]).output
+    assert "Iceberg v3 Puffin deletion vectors" in described
 
 
 def _positions(blob: bytes) -> np.ndarray:
