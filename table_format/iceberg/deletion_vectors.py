@@ -18,15 +18,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from table_format.data.deletion_vector import DeletionFile
+from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
 from table_format.iceberg import manifests as mf
 from table_format.iceberg.data_files import data_file_records, file_uri, visible
 from table_format.iceberg.options import IcebergOptions
 from table_format.iceberg.puffin import DeletionVectorBlob, cardinality_of, iceberg_blob, puffin_file
 from table_format.iceberg.types import PartitionField
-from table_format.meta.manifest import ManifestEntry
+from table_format.meta.manifest import FileKind, ManifestEntry
 from table_format.meta.snapshot import Snapshot
-from table_format.scan.planner import deletion_files_of
 from table_format.store.file_store import FileStore
 
 PATH_FIELD_ID = 2147483546  # Iceberg's `file_path` of position deletes: equal bounds name the one data file
@@ -57,6 +56,18 @@ def _entries(store: FileStore, manifest: dict[str, Any], to_path: Callable[[str]
             if e["status"] != mf.STATUS_DELETED]
 
 
+def _deletion_files(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
+    """Where each data file's deletion vector lives, by (partition, bucket, file name), from the index manifest."""
+    out: dict[tuple[bytes, int, str], DeletionFile] = {}
+    for e in store.manifests.read_index_manifest(snapshot.index_manifest) if snapshot.index_manifest else []:
+        meta = e.index_file
+        if e.kind == FileKind.ADD and meta.index_type == DELETION_VECTORS:
+            path = meta.external_path or store.paths.index_file(meta.file_name)
+            for r in meta.dv_ranges or ():
+                out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
+    return out
+
+
 def _raw_vectors(store: FileStore, wanted: dict[str, DeletionFile]) -> dict[str, bytes]:
     """Each data file URI's Paimon deletion vector bytes (`size | payload | CRC`), one read per index file."""
     by_index: dict[str, list[tuple[str, DeletionFile]]] = {}
@@ -82,7 +93,7 @@ def sync_deletion_vectors(store: FileStore, opts: IcebergOptions, snapshot: Snap
             and store.snapshots.snapshot(previous_id).index_manifest == snapshot.index_manifest):  # none changed
         return DeleteManifests(list(previous), total=int(previous_summary.get("total-delete-files", 0)),
                                total_records=int(previous_summary.get("total-position-deletes", 0)))
-    dvs = deletion_files_of(store, snapshot)
+    dvs = _deletion_files(store, snapshot)
     wanted: dict[str, DeletionFile] = {}
     owners: dict[str, ManifestEntry] = {}
     if dvs:
