@@ -82,6 +82,14 @@ def _raw_vectors(store: FileStore, wanted: dict[str, DeletionFile]) -> dict[str,
     return out
 
 
+def _is_ours(entry: dict[str, Any], opts: IcebergOptions, to_path: Callable[[str], str]) -> bool:
+    """A deletion vector entry we wrote (a `dv-*.puffin` of ours); Java Paimon's point into Paimon's index files,
+    which no Iceberg reader can read, so they are replaced."""
+    path = to_path(entry["data_file"]["file_path"])
+    return (entry["data_file"].get("referenced_data_file") is not None and path.endswith(".puffin")
+            and path.rsplit("/", 1)[0] == opts.metadata_dir and path.rsplit("/", 1)[-1].startswith("dv-"))
+
+
 def sync_deletion_vectors(store: FileStore, opts: IcebergOptions, snapshot: Snapshot, *,
                           previous: Sequence[dict[str, Any]], previous_summary: dict[str, Any] | None,
                           previous_id: int | None, live: list[ManifestEntry] | None, partition: list[PartitionField],
@@ -89,7 +97,8 @@ def sync_deletion_vectors(store: FileStore, opts: IcebergOptions, snapshot: Snap
     """The delete manifests for `snapshot`. `previous` are the previous snapshot's delete manifests, `live` the
     visible files when already known; `previous_summary` None (or no `previous_id`) means a full rebuild."""
     full = previous_summary is None or previous_id is None
-    if (previous_summary is not None and previous_id is not None and store.snapshots.exists(previous_id)
+    ours = previous_summary is not None and "paimon-commit-kind" in previous_summary  # else Java wrote it
+    if (ours and previous_summary is not None and previous_id is not None and store.snapshots.exists(previous_id)
             and store.snapshots.snapshot(previous_id).index_manifest == snapshot.index_manifest):  # none changed
         return DeleteManifests(list(previous), total=int(previous_summary.get("total-delete-files", 0)),
                                total_records=int(previous_summary.get("total-position-deletes", 0)))
@@ -111,14 +120,14 @@ def sync_deletion_vectors(store: FileStore, opts: IcebergOptions, snapshot: Snap
     for m in previous:
         entries = _entries(store, m, to_path)
         by_manifest.append((m, entries))
-        prior.update({e["data_file"]["referenced_data_file"]: e for e in entries})
+        prior.update({e["data_file"]["referenced_data_file"]: e for e in entries if _is_ours(e, opts, to_path)})
     changed = [u for u, c in cardinality.items()
                if full or u not in prior or prior[u]["data_file"]["record_count"] != c]
     keep = {u for u in prior if u in cardinality and u not in changed}
     kept: list[dict[str, Any]] = []
     removed = removed_records = 0
     for m, entries in by_manifest:
-        rest = [e for e in entries if e["data_file"]["referenced_data_file"] in keep]
+        rest = [e for e in entries if e["data_file"].get("referenced_data_file") in keep and _is_ours(e, opts, to_path)]
         removed += len(entries) - len(rest)
         removed_records += sum(e["data_file"]["record_count"] for e in entries) - sum(
             e["data_file"]["record_count"] for e in rest)
@@ -165,6 +174,9 @@ def unreferenced_puffins(store: FileStore, doomed: Sequence[dict[str, Any]], lis
     one of its entries, a contiguous range, so (as for manifests) it is still referenced iff the oldest or the
     current retained snapshot references it (their delete manifests `listed`) or a retained later snapshot wrote it."""
     candidates = {to_path(e["data_file"]["file_path"]) for m in doomed for e in _entries(store, m, to_path)}
+    # only Puffin files of ours: Java Paimon's entries point into Paimon's own index files, never to be deleted here
+    candidates = {p for p in candidates if p.endswith(".puffin") and p.rsplit("/", 1)[-1].startswith("dv-")
+                  and any(p.rsplit("/", 1)[0] == to_path(m["manifest_path"]).rsplit("/", 1)[0] for m in doomed)}
     if not candidates:
         return []
     referenced = {to_path(e["data_file"]["file_path"]) for m in listed for e in _entries(store, m, to_path)}
