@@ -23,6 +23,7 @@ from test_iceberg_metadata import READERS, metadata_path, rows
 from table_format import (
     CorruptMetadataError,
     FileSystemCatalog,
+    OptionError,
     SchemaChange,
     Table,
     UnsupportedFeatureError,
@@ -169,6 +170,10 @@ def test_format_version_2_with_deletion_vectors_is_refused_by_name(warehouse: st
     with pytest.raises(UnsupportedFeatureError, match=r"metadata\.iceberg\.format-version=3"):
         upsert(t, [1], "2024-01-01", "a")
     assert t.latest_snapshot() is None
+    bad = catalog.create_table("db.v4", SCHEMA, options={**V3, "metadata.iceberg.format-version": "4"})
+    with pytest.raises(OptionError, match=r"'metadata\.iceberg\.format-version' = '4'"):
+        upsert(bad, [1], "2024-01-01", "a")
+    assert bad.latest_snapshot() is None
 
 
 def test_append_table_format_version_3(warehouse: str, iceberg_readers: Any) -> None:
