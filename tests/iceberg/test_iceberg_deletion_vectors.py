@@ -298,3 +298,19 @@ def test_java_2_deletion_vector_metadata_replaced_by_ours(oracle2: Any, warehous
     assert sorted(r["id"] for r in expected) == [i for i in ours if i != 5]
     assert all(e["data_file"]["file_path"].endswith(".puffin") for e in delete_entries(t))
     assert sorted(r["id"] for r in rows(t.scan().to_arrow())) == [i for i in ours if i != 5]  # index files intact
+
+
+def test_upgrade_from_format_version_2(warehouse: str, iceberg_readers: Any) -> None:
+    """A table whose Iceberg metadata is v2 switches to 3: the next commit builds on the v2 manifests (given row ids
+    then), and the readers read every retained snapshot."""
+    catalog = FileSystemCatalog(warehouse)
+    catalog.create_database("db")
+    t = catalog.create_table("db.up", SCHEMA, options={"metadata.iceberg.storage": "table-location"})
+    upsert(t, [1, 2], "2024-01-01", "a")
+    t = catalog.alter_table("db.up", [SchemaChange.set_option("metadata.iceberg.format-version", "3")])
+    upsert(t, [3], "2024-01-01", "a")
+    assert_readers_read_ours(iceberg_readers, t)
+    assert_readers_read_ours(iceberg_readers, t, snapshot_id=1)
+    with open(metadata_path(t)) as f:
+        meta = json.load(f)
+    assert meta["format-version"] == 3 and meta["next-row-id"] == 3
