@@ -7,7 +7,8 @@ manifest; manifests of the previous snapshot are kept as they are unless a file 
 are rewritten without it); more than ``compaction.max.file-num`` manifests are merged into one. Primary-key tables
 expose their highest-level files only (fully merged rows: rows appear after a full compaction, as with Java).
 Iceberg snapshots whose Paimon snapshot expired are dropped from the metadata with their manifest lists, and
-metadata files beyond ``previous-versions-max`` are deleted when ``delete-after-commit.enabled``.
+metadata files beyond ``previous-versions-max`` are deleted when ``delete-after-commit.enabled``. Format version 3
+adds row lineage and the deletion vectors as Puffin deletion vectors in delete manifests (deletion_vectors.py).
 """
 
 from __future__ import annotations
