@@ -96,6 +96,7 @@ def _iceberg(table: Table) -> str | None:
     location = table.iceberg_metadata_dir()
     if location is None:
         return None
+    dvs = "; deletion vectors as Iceberg v3 Puffin deletion vectors" if table.store.options.deletion_vectors_enabled else ""
     if table.primary_keys:
-        return f"{location} (highest-level files only: rows show in Iceberg readers after a full compaction)"
-    return location
+        return f"{location} (highest-level files only: rows show in Iceberg readers after a full compaction{dvs})"
+    return f"{location} ({dvs[2:]})" if dvs else location

@@ -7,7 +7,8 @@ manifest; manifests of the previous snapshot are kept as they are unless a file 
 are rewritten without it); more than ``compaction.max.file-num`` manifests are merged into one. Primary-key tables
 expose their highest-level files only (fully merged rows: rows appear after a full compaction, as with Java).
 Iceberg snapshots whose Paimon snapshot expired are dropped from the metadata with their manifest lists, and
-metadata files beyond ``previous-versions-max`` are deleted when ``delete-after-commit.enabled``.
+metadata files beyond ``previous-versions-max`` are deleted when ``delete-after-commit.enabled``. Format version 3
+adds row lineage and the deletion vectors as Puffin deletion vectors in delete manifests (deletion_vectors.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from table_format.errors import TableFormatError
 from table_format.iceberg import manifests as mf
 from table_format.iceberg.data_files import data_file_records, delta_since, file_uri, partition_summaries, visible
+from table_format.iceberg.deletion_vectors import DeleteManifests, sync_deletion_vectors, unreferenced_puffins
 from table_format.iceberg.options import IcebergOptions
 from table_format.iceberg.types import PARTITION_FIELD_ID_START, partition_fields, partition_spec_json, schema_json
 from table_format.io.paths import MAIN_BRANCH, TAG_PREFIX
@@ -74,16 +76,18 @@ def sync_iceberg(store: FileStore) -> int | None:
     return _write_version(store, opts, latest, previous)
 
 
-def _previous_manifests(store: FileStore, previous: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _previous_manifests(store: FileStore, previous: dict[str, Any] | None,
+                        content: int = mf.CONTENT_DATA) -> list[dict[str, Any]]:
     if previous is None or previous.get("current-snapshot-id") in (None, -1):
         return []
     current = next((s for s in previous["snapshots"] if s["snapshot-id"] == previous["current-snapshot-id"]), None)
     if current is None:
         return []
     try:
-        return mf.decode(store.file_io.read_bytes(_path(store, current["manifest-list"])))
+        listed = mf.decode(store.file_io.read_bytes(_path(store, current["manifest-list"])))
     except (FileNotFoundError, ValueError):
         return []
+    return [m for m in listed if m.get("content", mf.CONTENT_DATA) == content]
 
 
 def _entry(record: dict[str, Any], sid: int) -> dict[str, Any]:
@@ -122,10 +126,11 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
     sid = snapshot.id
     written: list[str] = []
 
-    def build(entries: list[dict[str, Any]]) -> dict[str, Any]:
-        return _write_manifest(store, opts, entries, partition, ice_schema, sid, written)
+    def build(entries: list[dict[str, Any]], content: int = mf.CONTENT_DATA) -> dict[str, Any]:
+        return _write_manifest(store, opts, entries, partition, ice_schema, sid, written, content)
 
     previous_id = previous.get("current-snapshot-id") if previous else None
+    live_entries = None
     delta = delta_since(store, previous_id, snapshot) if isinstance(previous_id, int) and previous_id > 0 else None
     previous_summary = next((s["summary"] for s in (previous or {}).get("snapshots", [])
                              if s["snapshot-id"] == previous_id), None)
@@ -146,7 +151,8 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
                       + sum(e["data_file"]["file_size_in_bytes"] for e in added))
     else:
         # first version, or snapshots in between are gone: compare the full file list with the previous manifests
-        live = data_file_records(store, visible(store, store.manifests.live_files(snapshot)), partition)
+        live_entries = visible(store, store.manifests.live_files(snapshot))
+        live = data_file_records(store, live_entries, partition)
         kept, removed, _, _ = _carry_over(store, opts, previous, lambda path: path in live, build)
         listed = {e["data_file"]["file_path"] for m in kept
                   for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))}
@@ -161,6 +167,16 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
                       for m in kept for e in mf.decode(io.read_bytes(_path(store, m["manifest_path"])))
                       if e["status"] != mf.STATUS_DELETED]
         kept = [build(everything)]
+    deletes = DeleteManifests([])
+    if opts.format_version >= 3:
+        deletes = sync_deletion_vectors(
+            store, opts, snapshot, previous=_previous_manifests(store, previous, mf.CONTENT_DELETES),
+            previous_summary=previous_summary if delta is not None else None, previous_id=previous_id,
+            live=live_entries if delta is None else None, partition=partition, build=build,
+            to_path=lambda uri: _path(store, uri))
+    first_row_id = int((previous or {}).get("next-row-id", 0))
+    kept, added_rows = mf.assign_row_ids(kept, first_row_id) if opts.format_version >= 3 else (kept, 0)
+    kept += deletes.manifests
     final = {_path(store, m["manifest_path"]) for m in kept}
     io.delete_many([p for p in written if p not in final])  # written here, then merged away in this same commit
     earliest = store.snapshots.earliest_id() or sid
@@ -170,25 +186,29 @@ def _write_version(store: FileStore, opts: IcebergOptions, snapshot: Snapshot,
     dropped = [s for s in (previous or {}).get("snapshots", []) if s["snapshot-id"] not in retained_ids]
     parent = retained[-1]["snapshot-id"] if retained else None
     list_path = f"{opts.metadata_dir}/snap-{sid}-{uuid.uuid4()}.avro"
-    io.write_bytes(list_path, mf.encode_manifest_list(kept, snapshot_id=sid, parent_id=parent,
-                                                      compression=opts.compression))
+    io.write_bytes(list_path, mf.encode_manifest_list(
+        kept, snapshot_id=sid, parent_id=parent, compression=opts.compression, version=opts.format_version,
+        first_row_id=first_row_id if opts.format_version >= 3 else None))
     summary = {
         "operation": _operation(snapshot, bool(added), removed),
         "added-data-files": str(len(added)), "deleted-data-files": str(removed),
         "added-records": str(added_records), "total-records": str(total_records),
         "total-data-files": str(total_files), "total-files-size": str(total_size),
-        "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0",
+        "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0", **deletes.summary(),
         "paimon-snapshot-id": str(sid), "paimon-commit-kind": snapshot.commit_kind.value,
     }
     new_snapshot = {"snapshot-id": sid, "sequence-number": sid, "timestamp-ms": snapshot.time_millis,
                     "summary": summary, "manifest-list": _uri(store, list_path), "schema-id": schema.id}
     if parent is not None:
         new_snapshot["parent-snapshot-id"] = parent
+    if opts.format_version >= 3:  # row lineage: the row ids this snapshot assigned (to its new data manifests)
+        new_snapshot.update({"first-row-id": first_row_id, "added-rows": added_rows})
     snapshots = [*retained, new_snapshot]
     schemas = {s["schema-id"]: s for s in (previous or {}).get("schemas", [])}
     schemas[schema.id] = ice_schema
     metadata = {
-        "format-version": 2,
+        "format-version": opts.format_version,
+        **({"next-row-id": first_row_id + added_rows} if opts.format_version >= 3 else {}),
         "table-uuid": (previous or {}).get("table-uuid") or str(uuid.uuid4()),
         "location": _uri(store, opts.location),
         "last-sequence-number": sid,
@@ -295,17 +315,18 @@ def _operation(snapshot: Snapshot, added: bool, removed: int) -> str:
 
 
 def _write_manifest(store: FileStore, opts: IcebergOptions, entries: Sequence[dict[str, Any]],
-                    partition: Sequence[Any], ice_schema: dict[str, Any], sid: int, written: list[str]
-                    ) -> dict[str, Any]:
+                    partition: Sequence[Any], ice_schema: dict[str, Any], sid: int, written: list[str],
+                    content: int = mf.CONTENT_DATA) -> dict[str, Any]:
     path = f"{opts.metadata_dir}/{uuid.uuid4()}-m{len(written)}.avro"
-    data = mf.encode_manifest(entries, partition=partition, schema_json=ice_schema, compression=opts.compression)
+    data = mf.encode_manifest(entries, partition=partition, schema_json=ice_schema, compression=opts.compression,
+                              version=opts.format_version, content=content)
     store.file_io.write_bytes(path, data)
     written.append(path)
     counts = {status: [e for e in entries if e["status"] == status]
               for status in (mf.STATUS_ADDED, mf.STATUS_EXISTING, mf.STATUS_DELETED)}
     return {
         "manifest_path": _uri(store, path), "manifest_length": len(data), "partition_spec_id": 0,
-        "content": mf.CONTENT_DATA, "sequence_number": sid,
+        "content": content, "sequence_number": sid,
         "min_sequence_number": min((e["sequence_number"] for e in entries), default=sid),
         "added_snapshot_id": sid,
         "added_files_count": len(counts[mf.STATUS_ADDED]), "existing_files_count": len(counts[mf.STATUS_EXISTING]),
@@ -325,11 +346,11 @@ def _metadata_log(store: FileStore, opts: IcebergOptions, previous: dict[str, An
     return [*previous.get("metadata-log", []), entry][-opts.previous_versions_max:]
 
 
-def _manifest_paths(store: FileStore, list_uri: str) -> set[str]:
+def _manifests_of(store: FileStore, list_uri: str) -> list[dict[str, Any]]:
     try:
-        return {_path(store, m["manifest_path"]) for m in mf.decode(store.file_io.read_bytes(_path(store, list_uri)))}
+        return mf.decode(store.file_io.read_bytes(_path(store, list_uri)))
     except (FileNotFoundError, ValueError):
-        return set()
+        return []
 
 
 def _delete_unlisted(store: FileStore, metadata: dict[str, Any], sources: list[dict[str, Any]]) -> None:
@@ -341,19 +362,19 @@ def _delete_unlisted(store: FileStore, metadata: dict[str, Any], sources: list[d
     or it was written by a retained snapshot after the oldest: two manifest lists read, not one per snapshot."""
     snapshots = metadata["snapshots"]
     oldest, current = snapshots[0], snapshots[-1]
-    listed = _manifest_paths(store, current["manifest-list"]) | _manifest_paths(store, oldest["manifest-list"])
-    doomed: set[str] = set()
+    retained = _manifests_of(store, current["manifest-list"]) + _manifests_of(store, oldest["manifest-list"])
+    listed = {_path(store, m["manifest_path"]) for m in retained}
+    doomed: dict[str, dict[str, Any]] = {}
     for s in sources:
-        try:
-            entries = mf.decode(store.file_io.read_bytes(_path(store, s["manifest-list"])))
-        except (FileNotFoundError, ValueError):
-            continue
-        for m in entries:
+        for m in _manifests_of(store, s["manifest-list"]):
             path = _path(store, m["manifest_path"])
             if path in listed or oldest["snapshot-id"] < m["added_snapshot_id"] <= current["snapshot-id"]:
                 continue
-            doomed.add(path)
-    store.file_io.delete_many(sorted(doomed))
+            doomed[path] = m
+    deletes = [m for m in doomed.values() if m.get("content") == mf.CONTENT_DELETES]
+    puffins = unreferenced_puffins(store, deletes, [m for m in retained if m.get("content") == mf.CONTENT_DELETES],
+                                   oldest["snapshot-id"], current["snapshot-id"], lambda uri: _path(store, uri))
+    store.file_io.delete_many(sorted(doomed) + puffins)
 
 
 def _clean_up(store: FileStore, opts: IcebergOptions, metadata: dict[str, Any], previous: dict[str, Any] | None,

@@ -31,6 +31,7 @@ class IcebergOptions:
     delete_after_commit: bool
     compaction_min_files: int
     compaction_max_files: int
+    format_version: int = 2
 
     @staticmethod
     def of(store: FileStore) -> IcebergOptions | None:
@@ -47,13 +48,13 @@ class IcebergOptions:
                 f"table {table!r}: option {STORAGE!r} = {storage!r} needs a metastore; 'table-location' and "
                 "'hadoop-catalog' are supported")
         version = raw.get(FORMAT_VERSION, "2").strip()
-        if version != "2":
+        if version not in ("2", "3"):
+            raise OptionError(f"table {table!r}: option {FORMAT_VERSION!r} = {version!r}: expected 2 or 3")
+        if store.options.deletion_vectors_enabled and version == "2":
             raise UnsupportedFeatureError(
-                f"table {table!r}: option {FORMAT_VERSION!r} = {version!r}: only Iceberg format version 2 is written")
-        if store.options.deletion_vectors_enabled:
-            raise UnsupportedFeatureError(
-                f"table {table!r}: Iceberg metadata ({STORAGE!r}) for a table with deletion vectors is not written: "
-                "Iceberg v2 readers cannot apply Paimon's deletion vectors and would return deleted rows")
+                f"table {table!r}: Iceberg metadata ({STORAGE!r}) for a table with deletion vectors needs Iceberg "
+                f"format version 3 (set {FORMAT_VERSION}=3, written as Puffin deletion vectors): an Iceberg v2 "
+                "reader cannot apply Paimon's deletion vectors and would return deleted rows")
         compression = raw.get(COMPRESSION, "snappy").strip().lower()
         if compression not in _COMPRESSIONS:
             raise OptionError(f"table {table!r}: option {COMPRESSION!r} = {compression!r}: expected one of "
@@ -71,6 +72,7 @@ class IcebergOptions:
             delete_after_commit=raw.get(DELETE_AFTER_COMMIT, "true").strip().lower() == "true",
             compaction_min_files=_int(raw, COMPACTION_MIN, 10, table),
             compaction_max_files=_int(raw, COMPACTION_MAX, 50, table),
+            format_version=int(version),
         )
 
 
