@@ -13,12 +13,11 @@ from collections.abc import Callable, Sequence
 
 import pyarrow.compute as pc
 
-from table_format.data.deletion_vector import DeletionFile
+from table_format.data.deletion_vector import DeletionFile, deletion_files_of
 from table_format.data.file_reader import read_data_file
 from table_format.errors import CommitConflictError, SchemaError
 from table_format.meta.manifest import ManifestEntry
 from table_format.meta.snapshot import Snapshot
-from table_format.scan.planner import deletion_files_of
 from table_format.schema import TableSchema, validate_column_options
 from table_format.schema_evolution import SchemaChange, apply_changes, changed_to_not_null
 from table_format.store.file_store import FileStore

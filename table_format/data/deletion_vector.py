@@ -11,12 +11,17 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pyroaring import BitMap
 
 from table_format.errors import CorruptMetadataError
 from table_format.io.file_io import FileIO
+
+if TYPE_CHECKING:
+    from table_format.meta.snapshot import Snapshot
+    from table_format.store.file_store import FileStore
 
 DELETION_VECTORS = "DELETION_VECTORS"  # index type in the index manifest
 VERSION_V1 = 1
@@ -106,3 +111,21 @@ def write_deletion_vector_file(
     data = b"".join(parts)
     file_io.write_bytes(path, data)
     return len(data), ranges
+
+
+def deletion_files_of(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
+    """Deletion vector location of every data file that has one (index manifest, DELETION_VECTORS), by
+    (partition, bucket, data file name)."""
+    from table_format.meta.manifest import FileKind  # noqa: PLC0415 - meta imports this module's neighbours
+
+    out: dict[tuple[bytes, int, str], DeletionFile] = {}
+    if not snapshot.index_manifest:
+        return out
+    for e in store.manifests.read_index_manifest(snapshot.index_manifest):
+        meta = e.index_file
+        if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
+            continue
+        path = meta.external_path or store.paths.index_file(meta.file_name)
+        for r in meta.dv_ranges:
+            out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
+    return out

@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
+from table_format.data.deletion_vector import DeletionFile, deletion_files_of
 from table_format.iceberg import manifests as mf
 from table_format.iceberg.data_files import data_file_records, file_uri, visible
 from table_format.iceberg.options import IcebergOptions
 from table_format.iceberg.puffin import DeletionVectorBlob, cardinality_of, iceberg_blob, puffin_file
 from table_format.iceberg.types import PartitionField
-from table_format.meta.manifest import FileKind, ManifestEntry
+from table_format.meta.manifest import ManifestEntry
 from table_format.meta.snapshot import Snapshot
 from table_format.store.file_store import FileStore
 
@@ -54,18 +54,6 @@ class DeleteManifests:
 def _entries(store: FileStore, manifest: dict[str, Any], to_path: Callable[[str], str]) -> list[dict[str, Any]]:
     return [e for e in mf.decode(store.file_io.read_bytes(to_path(manifest["manifest_path"])))
             if e["status"] != mf.STATUS_DELETED]
-
-
-def _deletion_files(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
-    """Where each data file's deletion vector lives, by (partition, bucket, file name), from the index manifest."""
-    out: dict[tuple[bytes, int, str], DeletionFile] = {}
-    for e in store.manifests.read_index_manifest(snapshot.index_manifest) if snapshot.index_manifest else []:
-        meta = e.index_file
-        if e.kind == FileKind.ADD and meta.index_type == DELETION_VECTORS:
-            path = meta.external_path or store.paths.index_file(meta.file_name)
-            for r in meta.dv_ranges or ():
-                out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
-    return out
 
 
 def _raw_vectors(store: FileStore, wanted: dict[str, DeletionFile]) -> dict[str, bytes]:
@@ -102,7 +90,7 @@ def sync_deletion_vectors(store: FileStore, opts: IcebergOptions, snapshot: Snap
             and store.snapshots.snapshot(previous_id).index_manifest == snapshot.index_manifest):  # none changed
         return DeleteManifests(list(previous), total=int(previous_summary.get("total-delete-files", 0)),
                                total_records=int(previous_summary.get("total-position-deletes", 0)))
-    dvs = _deletion_files(store, snapshot)
+    dvs = deletion_files_of(store, snapshot)
     wanted: dict[str, DeletionFile] = {}
     owners: dict[str, ManifestEntry] = {}
     if dvs:

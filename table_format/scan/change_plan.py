@@ -17,13 +17,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from table_format.data.deletion_vector import DeletionFile
+from table_format.data.deletion_vector import DeletionFile, deletion_files_of
 from table_format.errors import UnsupportedFeatureError
 from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, merge_entries
 from table_format.meta.snapshot import CommitKind
 from table_format.options import ChangelogProducer, MergeEngine, parse_memory_size
 from table_format.row.binary_row import decode_row
-from table_format.scan.planner import deletion_files_of
 from table_format.store.file_store import FileStore
 
 T = TypeVar("T")

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from table_format.bucket import bucket_of, hash_row
-from table_format.data.deletion_vector import DELETION_VECTORS, DeletionFile
-from table_format.meta.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+from table_format.data.deletion_vector import DeletionFile, deletion_files_of
+from table_format.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
 from table_format.meta.snapshot import Snapshot
 from table_format.predicate import Predicate, equality_values
 from table_format.row.binary_row import decode_row, row_decoder
@@ -178,19 +178,3 @@ class ScanPlanner:
 
 def plan_splits(store: FileStore, snapshot: Snapshot | None, predicate: Predicate | None) -> list[DataSplit]:
     return ScanPlanner(store, predicate).plan(snapshot)
-
-
-def deletion_files_of(store: FileStore, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
-    """Deletion vector location of every data file that has one (index manifest, DELETION_VECTORS), by
-    (partition, bucket, data file name)."""
-    out: dict[tuple[bytes, int, str], DeletionFile] = {}
-    if not snapshot.index_manifest:
-        return out
-    for e in store.manifests.read_index_manifest(snapshot.index_manifest):
-        meta = e.index_file
-        if e.kind != FileKind.ADD or meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
-            continue
-        path = meta.external_path or store.paths.index_file(meta.file_name)
-        for r in meta.dv_ranges:
-            out[(e.partition, e.bucket, r.data_file_name)] = DeletionFile(path, r.offset, r.length, r.cardinality)
-    return out
