@@ -53,6 +53,10 @@ def _unavailable(peer: str, reason: str, marker: Path) -> None:
     pytest.skip(f"{peer} missing: {reason}; {HOW_TO_BUILD}")
 
 
+JVM_GROUP_DIRS = ("dagster", "spark", "browser")
+JVM_GROUP_MARKS = ("spark", "dagster", "browser", "cluster")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _deselect_slow(config, items)
     for item in items:
@@ -60,6 +64,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.interop)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+        if _in_jvm_group(item):
+            # under pytest-xdist (scripts/test.sh: -n 2 --dist loadgroup) every test that may start a SparkSession
+            # or a Dagster run in process shares one worker, so a test run still has one SparkSession
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+def _in_jvm_group(item: pytest.Item) -> bool:
+    parts = Path(str(item.fspath)).relative_to(REPO / "tests").parts
+    return (len(parts) > 1 and parts[0] in JVM_GROUP_DIRS) or any(m in item.keywords for m in JVM_GROUP_MARKS)
 
 
 def _deselect_slow(config: pytest.Config, items: list[pytest.Item]) -> None:
