@@ -89,10 +89,15 @@ class FileIndexOptions:
             columns.append(BloomColumn(name, field.type, items, fpp))
         threshold = parse_memory_size(options.get(f"{_PREFIX}in-manifest-threshold", "500 b"),
                                       option=f"{_PREFIX}in-manifest-threshold")
-        read = options.get(f"{_PREFIX}read.enabled", "true").strip().lower()
-        if read not in ("true", "false"):
-            raise OptionError(f"table {table}: option '{_PREFIX}read.enabled' = {read!r} is not true or false")
-        return FileIndexOptions(tuple(columns), threshold, read == "true")
+        return FileIndexOptions(tuple(columns), threshold, index_read_enabled(options))
+
+
+def index_read_enabled(options: Mapping[str, str]) -> bool:
+    """`file-index.read.enabled` (default true): whether readers skip files by their index."""
+    read = str(options.get(f"{_PREFIX}read.enabled", "true")).strip().lower()
+    if read not in ("true", "false"):
+        raise OptionError(f"option '{_PREFIX}read.enabled': {read!r} is not true or false")
+    return read == "true"
 
 
 def _bloom_settings(settings: Mapping[str, str], *, table: str, column: str) -> tuple[int, float]:
