@@ -82,7 +82,7 @@ def main() -> None:
             cells, results = [], []
             for table in tables.values():
                 files = sum(len(s.files) for s in table.scan(filter=flt).plan())
-                seconds, result = timed(lambda t=table: t.scan(filter=flt).to_arrow(), args.repeat)
+                seconds, result = timed(lambda t=table, f=flt: t.scan(filter=f).to_arrow(), args.repeat)
                 cells.append(f"{seconds:.4f} ({files} files)")
                 results.append(result.sort_by("id"))
             assert all(r.equals(results[0]) for r in results), f"results differ on {q}"
