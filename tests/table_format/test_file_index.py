@@ -136,6 +136,11 @@ def test_primary_key_table_prunes_by_key_always_and_by_value_only_on_final_rows(
     assert entry.file.embedded_index is not None or entry.file.extra_files  # compaction writes the index too
     assert _files(table, [("s", "=", "a3")]) == 0  # one final file: the value filter prunes
     assert table.scan(filter=[("s", "=", "a13")]).to_arrow().column("id").to_pylist() == [13]
+    table.maintenance.rescale(bucket=2)
+    table = table.refresh()
+    entries = table.store.manifests.live_files(table.store.snapshots.latest())
+    assert len(entries) == 2 and all(e.file.embedded_index is not None for e in entries)  # rescale writes it too
+    assert _files(table, [("s", "=", "a13")]) == 1
 
     dv = catalog.create_table("db.dv", SCHEMA, primary_keys=["id"], options={
         **options, "deletion-vectors.enabled": "true"})
