@@ -152,5 +152,6 @@ class BloomFilter64:
         """A mask: False where the value of the hash is surely absent."""
         if not len(hashes):
             return np.zeros(0, dtype=bool)
-        bitmap = np.unpackbits(np.frombuffer(self.bits, dtype=np.uint8), bitorder="little").astype(bool)
-        return bitmap[_positions(hashes, self.num_hash_functions, len(bitmap))].all(axis=1)
+        packed = np.frombuffer(self.bits, dtype=np.uint8)
+        positions = _positions(hashes, self.num_hash_functions, len(packed) * 8)
+        return ((packed[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1).astype(bool).all(axis=1)

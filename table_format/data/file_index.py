@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -190,35 +190,44 @@ class IndexedColumn:
 
 
 def may_match(predicate: Predicate, index: Mapping[str, Mapping[str, bytes]],
-              columns: Mapping[str, IndexedColumn]) -> bool:
+              columns: Mapping[str, IndexedColumn], hashes: dict[tuple[int, str], np.ndarray] | None = None) -> bool:
     """False only when the file's index proves no row matches (FileIndexPredicate); `columns`: the filter's
-    column names -> their name and type in the file."""
+    column names -> their name and type in the file; `hashes`: a cache of the filter values' hashes, kept across
+    the files of one scan (by the id of the predicate or key array, which must stay alive meanwhile)."""
+    cache = hashes if hashes is not None else {}
     if isinstance(predicate, And):
-        return all(may_match(p, index, columns) for p in predicate.children)
+        return all(may_match(p, index, columns, cache) for p in predicate.children)
     if isinstance(predicate, Or):
-        return any(may_match(p, index, columns) for p in predicate.children)
+        return any(may_match(p, index, columns, cache) for p in predicate.children)
     if isinstance(predicate, KeySet):
-        return all(_any_present(index, columns.get(name), values) for name, values in predicate.values)
+        return all(_any_present(index, columns.get(name), _given(values), id(values), cache)
+                   for name, values in predicate.values)
     if isinstance(predicate, Leaf) and predicate.op in (EQ, IN) and predicate.dtype is not None:
-        literals = [v for v in predicate.literals if v is not None]
-        if len(literals) != len(predicate.literals):
+        if any(v is None for v in predicate.literals):
             return True
-        try:
-            values = pa.array(literals, type=to_arrow_type(predicate.dtype))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
-            return True
-        return _any_present(index, columns.get(predicate.field), values)
+        dtype, literals = predicate.dtype, list(predicate.literals)
+        return _any_present(index, columns.get(predicate.field),
+                            lambda: pa.array(literals, type=to_arrow_type(dtype)), id(predicate), cache)
     return True
 
 
-def _any_present(index: Mapping[str, Mapping[str, bytes]], column: IndexedColumn | None, values: pa.Array) -> bool:
+def _given(values: pa.Array) -> Callable[[], pa.Array]:
+    return lambda: values
+
+
+def _any_present(index: Mapping[str, Mapping[str, bytes]], column: IndexedColumn | None,
+                 values: Callable[[], pa.Array], key: int, cache: dict[tuple[int, str], np.ndarray]) -> bool:
     if column is None or isinstance(column.dtype, CharType):  # CHAR values compare padded: not by their bytes
         return True
     body = index.get(column.file_name, {}).get(BLOOM_FILTER)
     if body is None or not indexable(column.dtype):
         return True
-    values = values.drop_null()
-    if not len(values):
-        return True
-    mask = BloomFilter64.parse(body).may_contain(fast_hash(values, column.dtype))
-    return bool(np.any(mask))
+    slot = (key, str(column.dtype.copy(nullable=True)))
+    hashed = cache.get(slot)
+    if hashed is None:
+        try:
+            hashed = fast_hash(values().drop_null(), column.dtype)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+            return True  # values that do not convert to the file's column type: no verdict
+        cache[slot] = hashed
+    return not len(hashed) or bool(BloomFilter64.parse(body).may_contain(hashed).any())

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from table_format.data.file_index import INDEX_SUFFIX, IndexedColumn, index_read_enabled, may_match, parse_index
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
@@ -42,6 +44,7 @@ class FileIndexFilter:
         usable = predicate is not None and index_read_enabled(store.options.raw) and _tests_equality(predicate)
         self.predicate = predicate if usable else None
         self._columns: dict[int, dict[str, IndexedColumn]] = {}
+        self._hashes: dict[tuple[int, str], np.ndarray] = {}  # the filter values' hashes, by value set and type
         self.skipped = 0  # files dropped so far
 
     def project(self, fields: Sequence[str]) -> Predicate | None:
@@ -77,7 +80,7 @@ class FileIndexFilter:
             except FileNotFoundError:
                 raise CorruptMetadataError(f"file index {source} is missing (an extra file of {f.file_name})") \
                     from None
-        return may_match(predicate, parse_index(data, source=source), self._columns_of(f.schema_id))
+        return may_match(predicate, parse_index(data, source=source), self._columns_of(f.schema_id), self._hashes)
 
     def _columns_of(self, schema_id: int) -> dict[str, IndexedColumn]:
         """The current columns by name -> their name and type in files of schema `schema_id` (by field id;
