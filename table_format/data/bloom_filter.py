@@ -70,8 +70,10 @@ def _as_int64(values: pa.Array, per_second: int | None = None) -> np.ndarray:
     """Integer-like values as int64; temporal values in units of 1/`per_second` s (floored, as Java's)."""
     t = values.type
     if pa.types.is_timestamp(t) or pa.types.is_time(t):
-        raw = pc.cast(values.cast(pa.timestamp(t.unit)) if pa.types.is_timestamp(t) else values,
-                      pa.int64()).to_numpy()
+        if pa.types.is_timestamp(t):
+            raw = pc.cast(values.cast(pa.timestamp(t.unit)), pa.int64()).to_numpy()
+        else:  # time32 casts only to int32
+            raw = pc.cast(values, pa.int32() if t.bit_width == 32 else pa.int64()).to_numpy().astype(np.int64)
         have = _UNIT_PER_SECOND[t.unit]
         assert per_second is not None
         return raw * (per_second // have) if per_second >= have else raw // (have // per_second)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_type
 from table_format.data.bloom_filter import BLOOM_FILTER, DEFAULT_FPP, DEFAULT_ITEMS, BloomFilter64, fast_hash, indexable
@@ -29,7 +30,7 @@ from table_format.options import parse_memory_size
 from table_format.predicate import EQ, IN, Leaf, Predicate
 from table_format.predicate.compound import And, Or
 from table_format.predicate.key_set import KeySet
-from table_format.types import CharType, DataField, DataType
+from table_format.types import CharType, DataField, DataType, DoubleType, FloatType
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -226,7 +227,12 @@ def _any_present(index: Mapping[str, Mapping[str, bytes]], column: IndexedColumn
     hashed = cache.get(slot)
     if hashed is None:
         try:
-            hashed = fast_hash(values().drop_null(), column.dtype)
+            given = values().drop_null()
+            if isinstance(column.dtype, (FloatType, DoubleType)):
+                # 0.0 = -0.0 but their bits (and hashes) differ: add the other zero
+                given = pa.concat_arrays([given.cast(pa.float64()), pa.array([0.0, -0.0], pa.float64())]) \
+                    if pc.any(pc.equal(given, 0)).as_py() else given
+            hashed = fast_hash(given, column.dtype)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
             return True  # values that do not convert to the file's column type: no verdict
         cache[slot] = hashed

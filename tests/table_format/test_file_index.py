@@ -151,6 +151,22 @@ def test_primary_key_table_prunes_by_key_always_and_by_value_only_on_final_rows(
     assert dv.scan(filter=[("s", "=", "c105")]).to_arrow().column("id").to_pylist() == [105]
 
 
+def test_float_zero_and_timestamps_filter_exactly(catalog: FileSystemCatalog) -> None:
+    schema = pa.schema([("d", pa.float64()), ("f", pa.float32()), ("ts", pa.timestamp("us"))])
+    table = catalog.create_table("db.z", schema, options={
+        "bucket": "-1", "file-index.bloom-filter.columns": "d,f,ts", "file-index.in-manifest-threshold": "4 mb"})
+    stamp = dt.datetime(1969, 12, 31, 23, 59, 59, 999999)
+    write_table(table, pa.table({"d": [-0.0, 5.0], "f": pa.array([-0.0, 5.0], pa.float32()), "ts": [stamp, None]},
+                                schema=schema))
+    write_table(table, pa.table({"d": [1.0, 5.0], "f": pa.array([1.0, 5.0], pa.float32()),
+                                 "ts": [dt.datetime(2024, 1, 1), None]}, schema=schema))
+    table = table.refresh()
+    assert table.scan(filter=[("d", "=", 0.0)]).to_arrow().num_rows == 1  # -0.0 = 0.0, though their bits differ
+    assert table.scan(filter=[("f", "in", [0.0, 7.0])]).to_arrow().num_rows == 1
+    assert _files(table, [("d", "=", 1.0)]) == 1
+    assert table.scan(filter=[("ts", "=", stamp)]).to_arrow().num_rows == 1 and _files(table, [("ts", "=", stamp)]) == 1
+
+
 def test_lookup_skips_files_whose_index_lacks_the_keys(catalog: FileSystemCatalog) -> None:
     table = catalog.create_table("db.lk", SCHEMA, primary_keys=["id"], options={
         "bucket": "1", "write-only": "true", "file-index.bloom-filter.columns": "id",
