@@ -20,7 +20,7 @@ from table_format.data.xxhash64 import xxhash64
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.predicate.key_set import KeySet
 from table_format.scan.planner import ScanPlanner
-from table_format.schema_evolution import SetOption
+from table_format.schema_evolution import RemoveOption, RenameColumn, SetOption
 from table_format.types import BigIntType, VarCharType
 
 
@@ -165,6 +165,23 @@ def test_float_zero_and_timestamps_filter_exactly(catalog: FileSystemCatalog) ->
     assert table.scan(filter=[("f", "in", [0.0, 7.0])]).to_arrow().num_rows == 1
     assert _files(table, [("d", "=", 1.0)]) == 1
     assert table.scan(filter=[("ts", "=", stamp)]).to_arrow().num_rows == 1 and _files(table, [("ts", "=", stamp)]) == 1
+
+
+def test_a_renamed_column_keeps_its_index_by_field_id(catalog: FileSystemCatalog) -> None:
+    table = catalog.create_table("db.r", SCHEMA, options={
+        "bucket": "-1", "file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.items": "20"})
+    for b in range(3):
+        write_table(table, _batch(b * 10, tag="x"))
+    with pytest.raises(OptionError, match="'s' is not a column"):
+        catalog.alter_table("db.r", [RenameColumn("s", "name")])
+    table = catalog.alter_table("db.r", [
+        RenameColumn("s", "name"), SetOption("file-index.bloom-filter.columns", "name"),
+        RemoveOption("file-index.bloom-filter.s.items"), SetOption("file-index.bloom-filter.name.items", "20")])
+    write_table(table, _batch(30, tag="x").rename_columns(["id", "name", "v"]))
+    table = table.refresh()
+    assert _files(table, [("name", "=", "x14")]) == 1  # the old files' index is under 's'
+    assert table.scan(filter=[("name", "in", ["x14", "x35"])]).to_arrow().column("id").to_pylist() == [14, 35]
+    assert _files(table, [("name", "in", ["x14", "x35"])]) == 2
 
 
 def test_lookup_skips_files_whose_index_lacks_the_keys(catalog: FileSystemCatalog) -> None:
