@@ -34,6 +34,7 @@ from table_format.types import CharType, DataField, DataType, DoubleType, FloatT
 
 MAGIC = 1493475289347502
 VERSION = 1
+_V2_TAIL_MAGIC = 0x5041464944583032  # "PAFIDX02"
 INDEX_SUFFIX = ".index"
 _PREFIX = "file-index."
 _COLUMNS_SUFFIX = ".columns"
@@ -139,14 +140,23 @@ def serialize_index(bodies: Mapping[str, Mapping[str, bytes]]) -> bytes:
 
 
 def parse_index(data: bytes, *, source: str) -> dict[str, dict[str, bytes]]:
-    """Column -> index type -> body of a serialized file index (`source` names it in errors)."""
+    """Column -> index type -> body of a serialized file index (`source` names it in errors). Version 2 (newer
+    Paimon: bodies first, the entries in a footer, 8-byte offsets) is read too; a later version reads as no index
+    (every file kept); empty entries (start -1, map keys without values) are left out."""
     try:
-        magic, version, head_length = struct.unpack_from(">qii", data, 0)
+        magic, version = struct.unpack_from(">qi", data, 0)
         if magic != MAGIC:
             raise CorruptMetadataError(f"{source} is not a Paimon file index (magic {magic})")
-        if version != VERSION:
-            raise CorruptMetadataError(f"{source}: file index version {version} is not supported (only 1)")
-        pos = 16
+        if version == VERSION:
+            (head_length,) = struct.unpack_from(">i", data, 12)
+            pos, body_start, offsets = 16, head_length, ">ii"
+        elif version == 2:
+            footer_length, tail_magic = struct.unpack_from(">iq", data, len(data) - 12)
+            if tail_magic != _V2_TAIL_MAGIC:
+                raise CorruptMetadataError(f"{source}: file index version 2 without its tail magic")
+            pos, body_start, offsets = len(data) - 12 - footer_length, 12, ">qq"
+        else:
+            return {}
         (count,) = struct.unpack_from(">i", data, pos)
         pos += 4
         out: dict[str, dict[str, bytes]] = {}
@@ -156,9 +166,11 @@ def parse_index(data: bytes, *, source: str) -> dict[str, dict[str, bytes]]:
             pos += 4
             for _ in range(n):
                 index_type, pos = _read_utf(data, pos)
-                start, length = struct.unpack_from(">ii", data, pos)
-                pos += 8
-                if start < head_length or start + length > len(data):
+                start, length = struct.unpack_from(offsets, data, pos)
+                pos += struct.calcsize(offsets)
+                if start == -1:
+                    continue
+                if start < body_start or start + length > len(data):
                     raise CorruptMetadataError(f"{source}: index {column}/{index_type} lies outside the file")
                 out.setdefault(column, {})[index_type] = bytes(data[start:start + length])
         return out

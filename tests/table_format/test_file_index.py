@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,14 @@ def test_index_format_round_trip_and_corruption() -> None:
     data = serialize_index(bodies)
     assert data[:8] == (1493475289347502).to_bytes(8, "big") and data[8:12] == b"\x00\x00\x00\x01"
     assert parse_index(data, source="x") == bodies
+    # version 2 (Paimon after 2.0): magic, version, bodies, then the entries (8-byte offsets) in a footer
+    bodies_v2 = b"\x00\x00\x00\x01abc"
+    footer = struct.pack(">i", 1) + b"\x00\x01s" + struct.pack(">i", 2) + b"\x00\x0cbloom-filter" + \
+        struct.pack(">qq", 12, len(bodies_v2)) + b"\x00\x06bitmap" + struct.pack(">qq", -1, 0)
+    v2 = struct.pack(">qi", 1493475289347502, 2) + bodies_v2 + footer + struct.pack(">iq", len(footer),
+                                                                                      0x5041464944583032)
+    assert parse_index(v2, source="x") == {"s": {"bloom-filter": bodies_v2}}
+    assert parse_index(struct.pack(">qi", 1493475289347502, 3) + b"\x00" * 20, source="x") == {}  # newer: no verdict
     with pytest.raises(CorruptMetadataError, match="not a Paimon file index"):
         parse_index(b"\x00" * 40, source="x")
     with pytest.raises(CorruptMetadataError, match="x: "):
