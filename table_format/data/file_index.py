@@ -8,29 +8,23 @@ kept in the file's manifest entry (`_EMBEDDED_FILE_INDEX`) when at most `file-in
 Format (big-endian, Java DataOutputStream): magic 1493475289347502 (8 bytes), version 1 (4), head length (4,
 counted from the file's start), column count (4); per column its name (writeUTF: 2-byte length + modified
 UTF-8), index count (4) and per index its type name (writeUTF), body start (4, absolute) and length (4); a
-redundant length 0 (4); then the bodies. Readers skip a file when an `=` / `in` filter's values are all absent
-from an indexed column (AND: any part absent; OR: every part), honouring `file-index.read.enabled`.
+redundant length 0 (4); then the bodies. Readers (scan/file_index_filter.py) skip a file when an `=` / `in`
+filter's values are all absent from an indexed column, honouring `file-index.read.enabled`.
 """
 
 from __future__ import annotations
 
 import io
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from table_format.arrow_types import to_arrow_type
 from table_format.data.bloom_filter import BLOOM_FILTER, DEFAULT_FPP, DEFAULT_ITEMS, BloomFilter64, fast_hash, indexable
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.options import parse_memory_size
-from table_format.predicate import EQ, IN, Leaf, Predicate
-from table_format.predicate.compound import And, Or
-from table_format.predicate.key_set import KeySet
-from table_format.types import CharType, DataField, DataType, DoubleType, FloatType
+from table_format.types import DataField, DataType
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -191,61 +185,3 @@ def build_index(rows: pa.Table, options: FileIndexOptions) -> bytes:
         bloom = BloomFilter64.build(fast_hash(values, c.dtype), items=c.items, fpp=c.fpp)
         bodies[c.name] = {BLOOM_FILTER: bloom.serialize()}
     return serialize_index(bodies)
-
-
-# ---- filtering ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class IndexedColumn:
-    """A column a filter may test against a file's index: its name in the file and its type."""
-
-    file_name: str
-    dtype: DataType
-
-
-def may_match(predicate: Predicate, index: Mapping[str, Mapping[str, bytes]],
-              columns: Mapping[str, IndexedColumn], hashes: dict[tuple[int, str], np.ndarray] | None = None) -> bool:
-    """False only when the file's index proves no row matches (FileIndexPredicate); `columns`: the filter's
-    column names -> their name and type in the file; `hashes`: a cache of the filter values' hashes, kept across
-    the files of one scan (by the id of the predicate or key array, which must stay alive meanwhile)."""
-    cache = hashes if hashes is not None else {}
-    if isinstance(predicate, And):
-        return all(may_match(p, index, columns, cache) for p in predicate.children)
-    if isinstance(predicate, Or):
-        return any(may_match(p, index, columns, cache) for p in predicate.children)
-    if isinstance(predicate, KeySet):
-        return all(_any_present(index, columns.get(name), _given(values), id(values), cache)
-                   for name, values in predicate.values)
-    if isinstance(predicate, Leaf) and predicate.op in (EQ, IN) and predicate.dtype is not None:
-        if any(v is None for v in predicate.literals):
-            return True
-        dtype, literals = predicate.dtype, list(predicate.literals)
-        return _any_present(index, columns.get(predicate.field),
-                            lambda: pa.array(literals, type=to_arrow_type(dtype)), id(predicate), cache)
-    return True
-
-
-def _given(values: pa.Array) -> Callable[[], pa.Array]:
-    return lambda: values
-
-
-def _any_present(index: Mapping[str, Mapping[str, bytes]], column: IndexedColumn | None,
-                 values: Callable[[], pa.Array], key: int, cache: dict[tuple[int, str], np.ndarray]) -> bool:
-    if column is None or isinstance(column.dtype, CharType):  # CHAR values compare padded: not by their bytes
-        return True
-    body = index.get(column.file_name, {}).get(BLOOM_FILTER)
-    if body is None or not indexable(column.dtype):
-        return True
-    slot = (key, str(column.dtype.copy(nullable=True)))
-    hashed = cache.get(slot)
-    if hashed is None:
-        try:
-            given = values().drop_null()
-            if isinstance(column.dtype, (FloatType, DoubleType)):
-                # 0.0 = -0.0 but their bits (and hashes) differ: add the other zero
-                given = pa.concat_arrays([given.cast(pa.float64()), pa.array([0.0, -0.0], pa.float64())]) \
-                    if pc.any(pc.equal(given, 0)).as_py() else given
-            hashed = fast_hash(given, column.dtype)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
-            return True  # values that do not convert to the file's column type: no verdict
-        cache[slot] = hashed
-    return not len(hashed) or bool(BloomFilter64.parse(body).may_contain(hashed).any())

@@ -2,9 +2,10 @@
 
 A scan whose filter holds `=` / `in` on columns with a bloom-filter index (data/file_index.py) asks each file's
 index, embedded in its manifest entry or in the `<file>.index` extra file, whether the values can be in the
-file; files that surely lack them are not read. Java applies the embedded index while planning and the separate
-file while reading; both are applied here while planning (index files read concurrently on object stores), so a
-plan's files are the files read. `file-index.read.enabled` = false turns it off.
+file; files that surely lack them are not read. AND needs every part, OR any part; other operators, unindexed
+columns and CHAR columns (compared padded) answer "maybe". Java applies the embedded index while planning and
+the separate file while reading; both are applied here while planning (index files read concurrently on object
+stores), so a plan's files are the files read. `file-index.read.enabled` = false turns it off.
 
 Primary-key tables: a filter on key columns alone may drop any file (every version of a key shares the key);
 a filter on other columns drops files only where every row read is final (deletion vectors, or a split whose
@@ -13,17 +14,80 @@ files share no key and hold no retraction), since otherwise an older version of 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from table_format.data.file_index import INDEX_SUFFIX, IndexedColumn, index_read_enabled, may_match, parse_index
+from table_format.arrow_types import to_arrow_type
+from table_format.data.bloom_filter import BLOOM_FILTER, BloomFilter64, fast_hash, indexable
+from table_format.data.file_index import INDEX_SUFFIX, index_read_enabled, parse_index
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
 from table_format.predicate import EQ, IN, Leaf, Predicate
 from table_format.predicate.compound import And, Or
 from table_format.predicate.key_set import KeySet
 from table_format.store.file_store import FileStore
+from table_format.types import CharType, DataType, DoubleType, FloatType
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedColumn:
+    """A column a filter may test against a file's index: its name in the file and its type."""
+
+    file_name: str
+    dtype: DataType
+
+
+def may_match(predicate: Predicate, index: Mapping[str, Mapping[str, bytes]],
+              columns: Mapping[str, IndexedColumn], hashes: dict[tuple[int, str], np.ndarray] | None = None) -> bool:
+    """False only when the file's index proves no row matches (FileIndexPredicate); `columns`: the filter's
+    column names -> their name and type in the file; `hashes`: a cache of the filter values' hashes, kept across
+    the files of one scan (by the id of the predicate or key array, which must stay alive meanwhile)."""
+    cache = hashes if hashes is not None else {}
+    if isinstance(predicate, And):
+        return all(may_match(p, index, columns, cache) for p in predicate.children)
+    if isinstance(predicate, Or):
+        return any(may_match(p, index, columns, cache) for p in predicate.children)
+    if isinstance(predicate, KeySet):
+        return all(_any_present(index, columns.get(name), _given(values), id(values), cache)
+                   for name, values in predicate.values)
+    if isinstance(predicate, Leaf) and predicate.op in (EQ, IN) and predicate.dtype is not None:
+        if any(v is None for v in predicate.literals):
+            return True
+        dtype, literals = predicate.dtype, list(predicate.literals)
+        return _any_present(index, columns.get(predicate.field),
+                            lambda: pa.array(literals, type=to_arrow_type(dtype)), id(predicate), cache)
+    return True
+
+
+def _given(values: pa.Array) -> Callable[[], pa.Array]:
+    return lambda: values
+
+
+def _any_present(index: Mapping[str, Mapping[str, bytes]], column: IndexedColumn | None,
+                 values: Callable[[], pa.Array], key: int, cache: dict[tuple[int, str], np.ndarray]) -> bool:
+    if column is None or isinstance(column.dtype, CharType):  # CHAR values compare padded: not by their bytes
+        return True
+    body = index.get(column.file_name, {}).get(BLOOM_FILTER)
+    if body is None or not indexable(column.dtype):
+        return True
+    slot = (key, str(column.dtype.copy(nullable=True)))
+    hashed = cache.get(slot)
+    if hashed is None:
+        try:
+            given = values().drop_null()
+            if isinstance(column.dtype, (FloatType, DoubleType)):
+                # 0.0 = -0.0 but their bits (and hashes) differ: add the other zero
+                given = pa.concat_arrays([given.cast(pa.float64()), pa.array([0.0, -0.0], pa.float64())]) \
+                    if pc.any(pc.equal(given, 0)).as_py() else given
+            hashed = fast_hash(given, column.dtype)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+            return True  # values that do not convert to the file's column type: no verdict
+        cache[slot] = hashed
+    return not len(hashed) or bool(BloomFilter64.parse(body).may_contain(hashed).any())
 
 
 def _tests_equality(predicate: Predicate) -> bool:
