@@ -3,8 +3,9 @@
 Paimon's bloom-filter file index hashes CHAR/VARCHAR (UTF-8 bytes) and BINARY/VARBINARY values with
 zero-allocation-hashing's `LongHashFunction.xx()`, which is xxHash64 with seed 0 (the public XXH64 algorithm:
 32-byte stripes over four lanes, then 8-, 4- and 1-byte tails, then the avalanche). Values are grouped by byte
-length; each group is hashed at once as a matrix of bytes (wrapping uint64 arithmetic), so the only Python
-loops run over distinct lengths and over the stripes of one length, never over rows.
+length (rows ordered by length once, so each length's bytes are one (rows, length) matrix); each group is hashed
+at once with wrapping uint64 arithmetic, so the only Python loops run over distinct lengths and over the stripes
+of one length, never over rows.
 """
 
 from __future__ import annotations
@@ -88,16 +89,22 @@ def xxhash64(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     out = np.zeros(n, dtype=np.uint64)
     if n == 0:
         return out.view(np.int64)
-    _, offsets_buf, data_buf = values.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[values.offset:values.offset + n + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
-    starts = offsets[:-1]
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[values.offset:values.offset + n + 1]
     lengths = np.diff(offsets)
+    # rows ordered by length: each length's values then lie back to back, an (rows, length) matrix without copying
+    if (lengths == lengths[0]).all():
+        order, ordered = np.arange(n), values
+    else:  # a radix sort when lengths fit 16 bits
+        order = np.argsort(lengths.astype(np.uint16) if lengths.max() < 1 << 16 else lengths, kind="stable")
+        ordered = values.take(pa.array(order))
+    _, offsets_buf, data_buf = ordered.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[ordered.offset:ordered.offset + n + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
+    lengths = lengths[order]
+    bounds = [0, *(np.flatnonzero(np.diff(lengths)) + 1).tolist(), n]
     with np.errstate(over="ignore"):
-        for length in np.unique(lengths):
-            rows = np.flatnonzero(lengths == length)
-            block = data[starts[rows, None] + np.arange(int(length), dtype=np.int64)[None, :]] if length \
-                else np.zeros((len(rows), 0), dtype=np.uint8)
-            out[rows] = _hash_block(block)
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            length = int(lengths[a])
+            block = data[offsets[a]:offsets[b]].reshape(b - a, length)
+            out[order[a:b]] = _hash_block(block)
     return out.view(np.int64)
-
