@@ -61,6 +61,9 @@ class FileIndexOptions:
                 for name in value.split(","):
                     if not name.strip():
                         raise OptionError(f"table {table}: option {key!r} = {value!r} names an empty column")
+                    if "[" in name and name.strip().endswith("]"):
+                        raise UnsupportedFeatureError(f"table {table}: option {key!r} indexes map entries "
+                                                      f"({name.strip()!r}), which this implementation does not write")
                     if name.strip() not in names:
                         names.append(name.strip())
         settings: dict[str, dict[str, str]] = {n: {} for n in names}

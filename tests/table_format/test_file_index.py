@@ -238,4 +238,6 @@ def test_bad_index_options_are_refused_naming_table_and_column(catalog: FileSyst
     with pytest.raises(OptionError, match="names column 'v', which is not in"):
         catalog.create_table("db.b", SCHEMA, options={"file-index.bloom-filter.columns": "s",
                                                       "file-index.bloom-filter.v.items": "10"})
+    with pytest.raises(UnsupportedFeatureError, match=r"map entries \('s\[k\]'\)"):
+        catalog.create_table("db.b", SCHEMA, options={"file-index.bloom-filter.columns": "s[k]"})
     assert not catalog.table_exists("db.b")
