@@ -106,14 +106,10 @@ def fast_hash(values: pa.Array | pa.ChunkedArray, dtype: DataType) -> np.ndarray
 
 
 def _positions(hashes: np.ndarray, k: int, num_bits: int) -> np.ndarray:
-    """(len(hashes), k) bit positions of the hashes (BloomFilter64.addHash/testHash)."""
-    low = (hashes & 0xFFFFFFFF).astype(np.int64)
-    high = (hashes >> 32) & 0xFFFFFFFF
-    low = np.where(low >= 1 << 31, low - (1 << 32), low)
-    high = np.where(high >= 1 << 31, high - (1 << 32), high)
-    combined = (low[:, None] + np.arange(1, k + 1, dtype=np.int64)[None, :] * high[:, None]).astype(np.int32)
-    combined = np.where(combined < 0, ~combined, combined)
-    return combined.astype(np.int64) % num_bits
+    """(len(hashes), k) bit positions of the hashes (BloomFilter64.addHash/testHash), in wrapping int32."""
+    halves = np.ascontiguousarray(hashes, dtype="<i8").view("<i4").reshape(-1, 2)  # (low, high) 32 bits of each
+    combined = halves[:, :1] + np.arange(1, k + 1, dtype=np.int32)[None, :] * halves[:, 1:]
+    return (combined ^ (combined >> 31)) % np.int32(num_bits)  # negative c becomes ~c
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +131,7 @@ class BloomFilter64:
         num_bits, k = BloomFilter64.sized(items, fpp)
         bitmap = np.zeros(num_bits, dtype=bool)
         if len(hashes):
-            bitmap[_positions(np.unique(hashes), k, num_bits).ravel()] = True
+            bitmap[_positions(hashes, k, num_bits).ravel()] = True
         return BloomFilter64(k, np.packbits(bitmap, bitorder="little").tobytes())
 
     @staticmethod
