@@ -32,7 +32,6 @@ _V2_TAIL_MAGIC = 0x5041464944583032  # "PAFIDX02"
 INDEX_SUFFIX = ".index"
 _PREFIX = "file-index."
 _COLUMNS_SUFFIX = ".columns"
-DEFAULT_IN_MANIFEST_THRESHOLD = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +47,7 @@ class FileIndexOptions:
     """The bloom-filter columns of a table and where their index goes (FileIndexOptions)."""
 
     columns: tuple[BloomColumn, ...]
-    in_manifest_threshold: int
-    read_enabled: bool
+    in_manifest_threshold: int  # bytes: an index up to this size is embedded in the manifest
 
     @staticmethod
     def parse(options: Mapping[str, str], fields: Sequence[DataField], *, table: str) -> FileIndexOptions:
@@ -88,7 +86,8 @@ class FileIndexOptions:
             columns.append(BloomColumn(name, field.type, items, fpp))
         threshold = parse_memory_size(options.get(f"{_PREFIX}in-manifest-threshold", "500 b"),
                                       option=f"{_PREFIX}in-manifest-threshold")
-        return FileIndexOptions(tuple(columns), threshold, index_read_enabled(options))
+        index_read_enabled(options)  # checked with the rest
+        return FileIndexOptions(tuple(columns), threshold)
 
 
 def index_read_enabled(options: Mapping[str, str]) -> bool:
