@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from table_format.alter import commit_schema_changes
 from table_format.branches import BRANCH_SUFFIX
+from table_format.data.file_index import FileIndexOptions
 from table_format.errors import (
     DatabaseNotFoundError,
     OptionError,
@@ -251,6 +252,7 @@ def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) 
         if col not in schema.field_names:
             raise SchemaError(f"table {identifier!r}: option 'sequence.field' names unknown column {col!r}")
     validate_merge_options(schema, table=identifier)  # merge engine, aggregate functions, sequence groups
+    FileIndexOptions.parse(options, schema.fields, table=repr(identifier))  # bloom-filter columns and settings
     if parsed.deletion_vectors_enabled and parsed.merge_engine == MergeEngine.FIRST_ROW:
         raise OptionError(
             f"table {identifier!r}: option 'deletion-vectors.enabled' does not go with merge-engine 'first-row' "

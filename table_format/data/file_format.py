@@ -9,7 +9,6 @@ timestamp bands of ParquetSchemaConverter (INT96 for precision > 6).
 from __future__ import annotations
 
 import io
-import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,10 +18,9 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
-import zstandard
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
-from table_format.data.orc_stats import StripeStats, orc_stripe_stats
+from table_format.data.orc_stats import read_orc_pruned
 from table_format.data.probe_read import RowProbe, StatsTest, probe_row_groups, read_probed
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
@@ -36,7 +34,6 @@ MAX_ROW_GROUP_ROWS = 1 << 17
 DEFAULT_PARQUET_BLOCK_SIZE = 128 << 20
 _MIN_ORC_STRIPE, _MAX_ORC_STRIPE = 1 << 20, 64 << 20  # pyarrow's default stripe size is the maximum
 _DICTIONARY_SAMPLE_ROWS = 1 << 13
-_ORC_TAIL_BYTES = 64 << 10  # first guess at the ORC tail (postscript, footer, stripe statistics)
 # Parquet reads go through Arrow's dataset reader: on local disks it decodes faster than ParquetFile.read (row groups
 # read ahead on its IO threads). Every page's CRC32 is verified (pages written without one are not checked) unless the
 # table sets `parquet.page.verify-checksum.enabled` = false (parquet-mr's key; its default is false, ours true).
@@ -225,7 +222,7 @@ def read_file_pruned(
     the file's row count, whether only the probe's rows were returned)."""
     fmt = format_of(path.rsplit("/", 1)[-1])
     if fmt == "orc":
-        return (*_read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep), False)
+        return (*read_orc_pruned(file_io, path, columns=columns, stats_columns=stats_columns, keep=keep), False)
     if fmt != "parquet":
         table = read_file(file_io, path, columns=columns)
         return table, None, table.num_rows, False
@@ -253,56 +250,6 @@ def read_file_pruned(
     starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
     return table, np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected] or
                                  [np.zeros(0, dtype=np.int64)]), meta.num_rows, False
-
-
-def _read_orc_pruned(
-    file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: RowGroupTest
-) -> tuple[pa.Table, np.ndarray | None, int]:
-    try:
-        with file_io.open_input_file(path) as f:
-            of = paorc.ORCFile(f)
-            stripes = _orc_stripes(f) if of.nstripes > 1 and stats_columns else None
-            wanted = set(stats_columns)
-            selected = list(range(of.nstripes)) if stripes is None else [
-                i for i, s in enumerate(stripes)
-                if keep({k: v for k, v in s.mins.items() if k in wanted}, {k: v for k, v in s.maxs.items() if k in wanted},
-                        {k: v for k, v in s.nulls.items() if k in wanted}, s.rows)
-            ]
-            cols = _present(columns, of.schema.names)
-            if stripes is None or len(selected) == of.nstripes:
-                return of.read(columns=cols), None, of.nrows
-            batches = [of.read_stripe(i, columns=cols) for i in selected]
-            if batches:
-                table = pa.Table.from_batches(batches)
-            else:
-                table = of.read_stripe(0, columns=cols).slice(0, 0)
-                table = pa.Table.from_batches([table])
-    except FileNotFoundError:
-        raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
-        raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
-    starts = np.cumsum([0] + [s.rows for s in stripes])
-    positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
-        if selected else np.zeros(0, dtype=np.int64)
-    return table, positions, int(starts[-1])
-
-
-def _orc_stripes(f: pa.NativeFile) -> list[StripeStats] | None:
-    """Stripe statistics of an open ORC file; None when they cannot be read (the file is then read whole)."""
-    size = f.size()
-    want = min(size, _ORC_TAIL_BYTES)
-    for _ in range(2):
-        f.seek(size - want)
-        tail = f.read(want)
-        try:
-            return orc_stripe_stats(tail, size)
-        except ValueError as e:
-            if "tail too short" not in str(e) or want == size:
-                return None
-            want = size
-        except (IndexError, UnicodeDecodeError, zstandard.ZstdError, zlib.error, pa.ArrowException):
-            return None
-    return None
 
 
 def _row_groups_to_read(meta: pq.FileMetaData, stats_columns: Sequence[str], keep: RowGroupTest) -> list[int]:

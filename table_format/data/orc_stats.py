@@ -4,26 +4,34 @@ An ORC file ends with: Metadata (StripeStatistics per stripe), Footer (stripes, 
 length is the last byte) -- protobuf messages, Metadata and Footer compressed in chunks with a 3-byte header
 (length << 1 | is-original, little-endian). Only what stripe pruning needs is decoded here: each stripe's row
 count and, for top-level integer, date and string columns, min / max / null count (orc_proto.proto field numbers).
-Anything unexpected raises ValueError; the caller then reads the whole file.
+Anything unexpected raises ValueError; the caller then reads the whole file. :func:`read_orc_pruned` reads an
+ORC data file without the stripes whose statistics rule a filter out.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.orc as paorc
 import zstandard
 
-__all__ = ["StripeStats", "orc_stripe_stats"]
+from table_format.data.probe_read import StatsTest
+from table_format.errors import CorruptMetadataError
+from table_format.io.file_io import FileIO
+
+__all__ = ["StripeStats", "orc_stripe_stats", "read_orc_pruned"]
 
 _NONE, _ZLIB, _SNAPPY, _ZSTD = 0, 1, 2, 5
 # Type.Kind: BYTE 1, SHORT 2, INT 3, LONG 4, STRING 7, VARCHAR 16, CHAR 17 (padded: not used), DATE 15
 _INTEGER_KINDS, _STRING_KINDS, _DATE_KIND, _STRUCT_KIND = {1, 2, 3, 4}, {7, 16}, 15, 12
 _EPOCH_DAY = _dt.date(1970, 1, 1)
+_ORC_TAIL_BYTES = 64 << 10  # first guess at the ORC tail (postscript, footer, stripe statistics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,3 +193,53 @@ def orc_stripe_stats(tail: bytes, file_size: int) -> list[StripeStats]:
                 nulls[name] = null_count
         out.append(StripeStats(rows, mins, maxs, nulls))
     return out
+
+
+def read_orc_pruned(
+    file_io: FileIO, path: str, *, columns: Sequence[str], stats_columns: Sequence[str], keep: StatsTest
+) -> tuple[pa.Table, np.ndarray | None, int]:
+    """An ORC data file's `columns` without the stripes whose statistics (of `stats_columns`) fail `keep`: (rows,
+    their positions in the file or None for all rows in order, the file's row count)."""
+    try:
+        with file_io.open_input_file(path) as f:
+            of = paorc.ORCFile(f)
+            stripes = _orc_stripes(f) if of.nstripes > 1 and stats_columns else None
+            wanted = set(stats_columns)
+            selected = list(range(of.nstripes)) if stripes is None else [
+                i for i, s in enumerate(stripes)
+                if keep({k: v for k, v in s.mins.items() if k in wanted}, {k: v for k, v in s.maxs.items() if k in wanted},
+                        {k: v for k, v in s.nulls.items() if k in wanted}, s.rows)
+            ]
+            names = set(of.schema.names)
+            cols = [c for c in columns if c in names]
+            if stripes is None or len(selected) == of.nstripes:
+                return of.read(columns=cols), None, of.nrows
+            batches = [of.read_stripe(i, columns=cols) for i in selected]
+            table = pa.Table.from_batches(batches) if batches else \
+                pa.Table.from_batches([of.read_stripe(0, columns=cols).slice(0, 0)])
+    except FileNotFoundError:
+        raise CorruptMetadataError(f"data file {path} is missing (referenced by a manifest)") from None
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
+        raise CorruptMetadataError(f"data file {path} is unreadable: {e}") from None
+    starts = np.cumsum([0] + [s.rows for s in stripes])
+    positions = np.concatenate([np.arange(starts[i], starts[i + 1], dtype=np.int64) for i in selected]) \
+        if selected else np.zeros(0, dtype=np.int64)
+    return table, positions, int(starts[-1])
+
+
+def _orc_stripes(f: pa.NativeFile) -> list[StripeStats] | None:
+    """Stripe statistics of an open ORC file; None when they cannot be read (the file is then read whole)."""
+    size = f.size()
+    want = min(size, _ORC_TAIL_BYTES)
+    for _ in range(2):
+        f.seek(size - want)
+        tail = f.read(want)
+        try:
+            return orc_stripe_stats(tail, size)
+        except ValueError as e:
+            if "tail too short" not in str(e) or want == size:
+                return None
+            want = size
+        except (IndexError, UnicodeDecodeError, zstandard.ZstdError, zlib.error, pa.ArrowException):
+            return None
+    return None

@@ -19,6 +19,7 @@ from table_format.meta.manifest import DataFileMeta, ManifestEntry, ManifestFile
 from table_format.meta.snapshot import Snapshot
 from table_format.predicate import Predicate, equality_values
 from table_format.row.binary_row import decode_row, row_decoder
+from table_format.scan.file_index_filter import FileIndexFilter
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 from table_format.types import CharType, DataType
@@ -50,6 +51,10 @@ class ScanPlanner:
         self._bucket_sets: dict[int, set[int] | None] = {}
         self._may_prune_buckets = predicate is not None and bool(schema.bucket_keys)
         self._key_decoder = row_decoder(store.key_types if store.has_primary_key else [])
+        self.file_index = FileIndexFilter(store, predicate)
+        # primary-key tables: the key part of the filter drops files by their index in any split (see
+        # scan/file_index_filter.py); the whole filter only where the rows read are final
+        self._index_key_predicate = self.file_index.project(key_names) if store.has_primary_key else None
 
     # ---- filters -------------------------------------------------------------------------
     def _manifest_ok(self, m: ManifestFileMeta) -> bool:
@@ -141,6 +146,7 @@ class ScanPlanner:
         splits = []
         for (partition, bucket), entries in sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             files = [e.file for e in entries if self._file_ok(e.file)]
+            files = self._index_pruned(partition, bucket, files, dv_mode)
             if not files:
                 continue
             files.sort(key=lambda f: (f.level, f.min_sequence_number, f.file_name))
@@ -158,6 +164,18 @@ class ScanPlanner:
                 )
             )
         return splits
+
+    def _index_pruned(self, partition: bytes, bucket: int, files: list[DataFileMeta],
+                      dv_mode: bool) -> list[DataFileMeta]:
+        index = self.file_index
+        if index.predicate is None or not files:
+            return files
+        if not self.store.has_primary_key:
+            return index.keep(partition, bucket, files, index.predicate)
+        files = index.keep(partition, bucket, files, self._index_key_predicate)
+        if files and index.predicate != self._index_key_predicate and (dv_mode or self._raw_convertible(files)):
+            files = index.keep(partition, bucket, files, index.predicate)
+        return files
 
     def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int, str], DeletionFile]:
         return deletion_files_of(self.store, snapshot)

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from table_format.arrow_types import FIELD_ID_KEY, to_arrow_field
 from table_format.data.file_format import write_file
+from table_format.data.file_index import INDEX_SUFFIX, FileIndexOptions, build_index
 from table_format.data.stats import collect_stats, to_simple_stats
 from table_format.meta.manifest import (
     EMPTY_ROW,
@@ -64,6 +65,7 @@ class DataFileWriter:
         self.prefix = prefix
         self.directory = store.paths.bucket_dir(store.partition_path(partition), bucket)
         self.written_paths: list[str] = []
+        self.index_options = FileIndexOptions.parse(store.options.raw, store.schema.fields, table=store.identifier)
 
     def write(self, rows: pa.Table, *, sequence_numbers: np.ndarray, kinds: pa.Array | None) -> list[DataFileMeta]:
         """rows: table columns in schema order, already sorted (by key for PK tables)."""
@@ -126,6 +128,7 @@ class DataFileWriter:
                           compression=store.options.file_compression, zstd_level=store.options.zstd_level,
                           parquet_block_size=store.options.parquet_block_size,
                           orc_stripe_size=store.options.orc_stripe_size)
+        extra_files, embedded_index = self._write_index(rows, name)
         return DataFileMeta(
             file_name=name,
             file_size=size,
@@ -138,9 +141,24 @@ class DataFileWriter:
             max_sequence_number=int(seqs.max()),
             schema_id=store.schema.id,
             level=self.level,
-            extra_files=(),
+            extra_files=extra_files,
             creation_time=local_wall_clock_millis(),
             delete_row_count=delete_rows,
-            embedded_index=None,
+            embedded_index=embedded_index,
             file_source=int(self.file_source),
         )
+
+    def _write_index(self, rows: pa.Table, name: str) -> tuple[tuple[str, ...], bytes | None]:
+        """The file index of a data file (DataFileIndexWriter): (extra files, embedded index). At most
+        `file-index.in-manifest-threshold` bytes go into the manifest, more into `<name>.index` beside the file."""
+        options = self.index_options
+        if not options.columns:
+            return (), None
+        data = build_index(rows, options)
+        if len(data) <= options.in_manifest_threshold:
+            return (), data
+        index_name = name + INDEX_SUFFIX
+        path = f"{self.directory}/{index_name}"
+        self.written_paths.append(path)
+        self.store.file_io.write_bytes(path, data)
+        return (index_name,), None
