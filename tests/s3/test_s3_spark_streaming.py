@@ -53,63 +53,83 @@ def _run(query: Any) -> Any:
     return query
 
 
-def test_streams_on_s3_with_options(spark: Any, s3_server: Any, s3_warehouse: str, tmp_path: Path,
-                                    capfd: pytest.CaptureFixture[str]) -> None:
-    opts = s3_server.options()
-    catalog = FileSystemCatalog(s3_warehouse, options=opts)
+@pytest.fixture
+def tables(s3_server: Any, s3_warehouse: str, tmp_path: Path) -> tuple[Table, str, Table, str, Path]:
+    """An append table and a primary-key table on S3 (their s3:// URIs: Table.path lacks the scheme), an inbox."""
+    catalog = FileSystemCatalog(s3_warehouse, options=s3_server.options())
     catalog.create_database("db")
     events = catalog.create_table("db.events", SCHEMA)
     pk = catalog.create_table("db.pk", SCHEMA, primary_keys=["id"], options={"bucket": "2"})
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    files = [_drop(inbox, n) for n in range(3)]
+    return events, f"{s3_warehouse}/db.db/events", pk, f"{s3_warehouse}/db.db/pk", inbox
 
-    # the sink: one commit per file; Spark replays batch 2 (its commit log lost), the replay is dropped
-    sink_ckpt = tmp_path / "ckpt-sink"
+
+def _no_secret(secret: str, capfd: pytest.CaptureFixture[str], checkpoints: list[Path], *texts: str) -> None:
+    kept = [p.read_bytes() for ckpt in checkpoints for p in ckpt.rglob("*") if p.is_file()]
+    out, err = capfd.readouterr()  # what Spark's JVM and our Python wrote to stdout / stderr (its log)
+    assert secret not in out + err + "".join(texts)
+    assert not any(secret.encode() in blob for blob in kept)
+
+
+def test_sink_on_s3_exactly_once_after_replay(spark: Any, s3_server: Any, tables: Any, tmp_path: Path,
+                                              capfd: pytest.CaptureFixture[str]) -> None:
+    events, events_uri, _, _, inbox = tables
+    opts = s3_server.options()
+    files = [_drop(inbox, n) for n in range(2)]
+    ckpt = tmp_path / "ckpt-sink"
+
     def sink() -> Any:
         return _run(_source(spark, inbox).writeStream.format("paimon").options(**opts)
-                    .option("checkpointLocation", str(sink_ckpt)).trigger(availableNow=True).start(events.path))
-    sink()
-    assert _identifiers(events, sink_ckpt) == [0, 1, 2]
-    _forget_last_commit(sink_ckpt, 2)
-    files.append(_drop(inbox, 3))
-    progress = str(sink().recentProgress)
-    assert _identifiers(events, sink_ckpt) == [0, 1, 2, 3]  # batch 2 replayed without a commit, then batch 3
-    key = sorted(("id", "v"))
-    assert sorted(events.refresh().scan().to_arrow().to_pylist(), key=lambda r: [r[k] for k in key]) == \
-        sorted(pa.concat_tables(files).to_pylist(), key=lambda r: [r[k] for k in key])  # every row exactly once
+                    .option("checkpointLocation", str(ckpt)).trigger(availableNow=True).start(events_uri))
 
-    # write_stream into the primary-key table: the same replay, the table equal to the files upserted in order
+    sink()
+    assert _identifiers(events, ckpt) == [0, 1]  # one commit per file
+    _forget_last_commit(ckpt, 1)
+    files.append(_drop(inbox, 2))
+    query = sink()
+    assert _identifiers(events, ckpt) == [0, 1, 2]  # batch 1 replayed without a commit, then batch 2
+    got = sorted((r["id"], r["v"]) for r in events.refresh().scan().to_arrow().to_pylist())
+    assert got == sorted((r["id"], r["v"]) for r in pa.concat_tables(files).to_pylist())  # every row exactly once
+    query.explain(extended=True)
+    _no_secret(s3_server.secret_key, capfd, [ckpt], str(query.recentProgress))
+
+
+def test_write_stream_and_source_on_s3(spark: Any, s3_server: Any, tables: Any, tmp_path: Path,
+                                       capfd: pytest.CaptureFixture[str]) -> None:
+    _, _, pk, pk_uri, inbox = tables
+    opts = s3_server.options()
+    files = [_drop(inbox, n) for n in range(3)]
+    # write_stream into the primary-key table; Spark replays the last batch: no second commit
     ws_ckpt = tmp_path / "ckpt-ws"
-    _run(write_stream(_source(spark, inbox), pk.path, checkpoint=str(ws_ckpt), options=opts,
-                      trigger={"availableNow": True}))
-    _forget_last_commit(ws_ckpt, 3)
-    _run(write_stream(_source(spark, inbox), pk.path, checkpoint=str(ws_ckpt), options=opts,
-                      trigger={"availableNow": True}))
-    assert _identifiers(pk, ws_ckpt) == [0, 1, 2, 3]
-    latest = {r["id"]: r["v"] for f in files for r in f.to_pylist()}
+    def run() -> None:
+        _run(write_stream(_source(spark, inbox), pk_uri, checkpoint=str(ws_ckpt), options=opts,
+                          trigger={"availableNow": True}))
+
+    run()
+    _forget_last_commit(ws_ckpt, 2)
+    run()
+    assert (ws_ckpt / "commits" / "2").exists()  # Spark ran batch 2 again and logged it
+    assert _identifiers(pk, ws_ckpt) == [0, 1, 2]
+    latest = {r["id"]: r["v"] for f in files for r in f.to_pylist()}  # the files upserted in order
     assert {r["id"]: r["v"] for r in pk.refresh().scan().to_arrow().to_pylist()} == latest
 
-    # the source: the primary-key table's changes from snapshot 1, with a consumer written to S3
+    # the source: the table's changes from snapshot 1, with a consumer written to S3
     batches: list[pa.Table] = []
     reader = (spark.readStream.format("paimon").options(**opts).option("read.changelog", "true")
               .option("scan.mode", "from-snapshot").option("scan.snapshot-id", "1").option("consumer-id", "s3c"))
-    read_query = _run(reader.load(pk.path).writeStream.foreachBatch(lambda df, _: batches.append(df.toArrow()))
-                      .option("checkpointLocation", str(tmp_path / "ckpt-read")).trigger(availableNow=True).start())
+    read_ckpt = tmp_path / "ckpt-read"
+    query = _run(reader.load(pk_uri).writeStream.foreachBatch(lambda df, _: batches.append(df.toArrow()))
+                 .option("checkpointLocation", str(read_ckpt)).trigger(availableNow=True).start())
     last = pk.refresh().store.snapshots.latest_id()
     assert last is not None
-    got = pa.concat_tables(batches)
     want = pk.changes(0, last, merged=False)
-    assert sorted(map(str, got.select(want.column_names).to_pylist())) == sorted(map(str, want.to_pylist()))
-    consumer = f"{pk.path.split('://', 1)[1].split('/', 1)[1]}/consumer/consumer-s3c"
+    got = pa.concat_tables(batches).select(want.column_names)
+    assert sorted(map(str, got.to_pylist())) == sorted(map(str, want.to_pylist()))
+    consumer = f"{pk.path.split('/', 1)[1]}/consumer/consumer-s3c"  # Table.path: "<bucket>/<key>"
     assert s3_server.client().head_object(Bucket=s3_server.bucket, Key=consumer)["ContentLength"] > 0
     assert pk.consumer("s3c") is not None
 
-    # no secret in what Spark and we print, log or keep
-    read_query.explain(extended=True)
-    kept = [p.read_bytes() for ckpt in tmp_path.glob("ckpt-*") for p in ckpt.rglob("*") if p.is_file()]
-    out, err = capfd.readouterr()
-    secret = s3_server.secret_key
-    assert secret not in out + err + progress + str(read_query.recentProgress)
-    assert not any(secret.encode() in blob for blob in kept)
-    assert secret not in repr(stream_options({"path": pk.path, **opts}))
+    query.explain(extended=True)
+    _no_secret(s3_server.secret_key, capfd, [ws_ckpt, read_ckpt], str(query.recentProgress),
+               repr(stream_options({"path": pk_uri, **opts})))
