@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.spark import write_stream
+from jobs.spark.data_source import register_data_source
 from jobs.spark.stream_options import stream_options
 from jobs.spark.stream_writer import COMMIT_USER_FILE
 from table_format import FileSystemCatalog, Table
@@ -114,13 +115,18 @@ def test_write_stream_and_source_on_s3(spark: Any, s3_server: Any, tables: Any, 
     latest = {r["id"]: r["v"] for f in files for r in f.to_pylist()}  # the files upserted in order
     assert {r["id"]: r["v"] for r in pk.refresh().scan().to_arrow().to_pylist()} == latest
 
-    # the source: the table's changes from snapshot 1, with a consumer written to S3
+    # the source: the table's changes from snapshot 1, with a consumer written to S3; the options come from the
+    # session's defaults (what register_warehouse(..., options=...) sets), not from the query
     batches: list[pa.Table] = []
-    reader = (spark.readStream.format("paimon").options(**opts).option("read.changelog", "true")
-              .option("scan.mode", "from-snapshot").option("scan.snapshot-id", "1").option("consumer-id", "s3c"))
     read_ckpt = tmp_path / "ckpt-read"
-    query = _run(reader.load(pk_uri).writeStream.foreachBatch(lambda df, _: batches.append(df.toArrow()))
-                 .option("checkpointLocation", str(read_ckpt)).trigger(availableNow=True).start())
+    register_data_source(spark, defaults=opts)
+    try:
+        reader = (spark.readStream.format("paimon").option("read.changelog", "true").option("scan.mode", "from-snapshot")
+                  .option("scan.snapshot-id", "1").option("consumer-id", "s3c"))
+        query = _run(reader.load(pk_uri).writeStream.foreachBatch(lambda df, _: batches.append(df.toArrow()))
+                     .option("checkpointLocation", str(read_ckpt)).trigger(availableNow=True).start())
+    finally:
+        register_data_source(spark)
     last = pk.refresh().store.snapshots.latest_id()
     assert last is not None
     want = pk.changes(0, last, merged=False)
