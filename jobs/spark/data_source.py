@@ -55,7 +55,7 @@ class PaimonDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
-        opts = read_options(self.options)
+        opts = read_options(self._with_defaults())
         table = opts.open_table()
         arrow = read_schema(table, opts)
         # load() pins the latest snapshot (PySpark pickles this instance after schema()): every action of the
@@ -88,10 +88,14 @@ class PaimonDataSource(DataSource):
         return PaimonWriter(plan_write(options, schema, overwrite=overwrite))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - pyspark's name
-        return PaimonStreamReader(stream_options(self.options), schema)
+        return PaimonStreamReader(stream_options(self._with_defaults()), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
-        return stream_writer(self.options, schema, overwrite=overwrite)
+        return stream_writer(self._with_defaults(), schema, overwrite=overwrite)
+
+    def _with_defaults(self) -> dict[str, str]:
+        """The session's catalog options (register_warehouse), then this load's own."""
+        return {**{k.lower(): v for k, v in self.defaults.items()}, **{k.lower(): v for k, v in self.options.items()}}
 
 
 def register_data_source(spark: SparkSession, *, defaults: dict[str, str] | None = None) -> None:

@@ -7,7 +7,8 @@ this); ``from-snapshot-full``: snapshot ``scan.snapshot-id`` as +I rows, then th
 ``consumer-id``: a Paimon consumer (``consumer/consumer-<id>``) advanced when Spark commits a batch; a new query
 with a known consumer starts where it stopped (``consumer.ignore-progress`` = true: from ``scan.mode``).
 ``max-snapshots-per-trigger``: at most that many snapshots per micro-batch. ``read.changelog`` = true (Paimon
-Spark's name): the ``_row_kind`` column; needed for primary-key tables and overwrites (see stream_reader.py).
+Spark's name): the ``_row_kind`` column; without it a change is a row without its kind, as in Paimon Spark, and an
+overwrite is refused (see stream_reader.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ over a range).
 
 Spark asks a Python data source for its schema without saying whether a batch or a stream reads it, so the
 ``_row_kind`` column is asked for with ``read.changelog`` = true (Paimon Spark's option, which adds the row kind the
-same way). Without it only append tables stream (their changes are all +I), and an overwrite is refused by name.
+same way). Without it every change record is a row without its kind, as Paimon's Spark connector streams a
+primary-key table (measured with paimon-spark-3.5 0.9.0: -U and -D records come as plain rows, nothing is dropped);
+an overwrite, whose retractions would be indistinguishable from insertions, is refused by name.
 
 Admission control (PySpark >= 4.2): ``max-snapshots-per-trigger`` caps the snapshots per batch; Spark passes only
 its built-in read limits to Python sources, so the cap travels as ``ReadMaxFiles`` (counting snapshots).
@@ -95,12 +97,6 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         self.target: int | None = None  # availableNow: the latest snapshot when the query started
         self.changelog = ROW_KIND in schema.names
-        table = self._table()
-        if table.primary_keys and not self.changelog:
-            raise OptionError(
-                f"stream of table {table.identifier!r}: a primary-key table streams updates and deletes, which need "
-                f"the _row_kind column: add .option({CHANGELOG_OPTION!r}, 'true') (Spark does not tell a Python data "
-                "source whether a batch or a stream asks for its schema)")
 
     def _table(self) -> Table:
         return open_table(self.options.path, options=self.options.catalog_options)

@@ -78,3 +78,12 @@ def test_spark_sql_session_tables_on_s3(s3_warehouse: str, s3_server: Any, spark
                     "'snapshot-id' '1')")
     assert sorted(tuple(r) for r in spark_on_s3.sql("SELECT id, v FROM s3_orders_v1").collect()) == \
         [(1, "x"), (2, "y")]
+    # CREATE TABLE over an s3:// path, then INSERT INTO and INSERT OVERWRITE through it (one commit each)
+    spark_on_s3.sql("DROP TABLE IF EXISTS s3_payments")
+    spark_on_s3.sql(f"CREATE TABLE s3_payments USING paimon OPTIONS (path '{s3_warehouse}/s3shop.db/payments')")
+    spark_on_s3.sql("INSERT INTO s3_payments VALUES (2, 7)")
+    assert sorted(tuple(r) for r in spark_on_s3.sql("SELECT * FROM s3_payments").collect()) == [(1, 5), (2, 7)]
+    spark_on_s3.sql("INSERT OVERWRITE s3_payments SELECT 3, 9")
+    assert [tuple(r) for r in spark_on_s3.sql("SELECT * FROM s3_payments").collect()] == [(3, 9)]
+    assert [tuple(r.values()) for r in payments.refresh().scan().to_arrow().to_pylist()] == [(3, 9)]
+    assert len(payments.snapshots()) == 3

@@ -107,12 +107,20 @@ def test_max_snapshots_per_trigger_and_latest_full(spark: Any, warehouse: str, t
     assert [_rows(b) for _, b in full] == [_as(table.scan().to_arrow(), "+I")]
 
 
-def test_primary_key_stream_needs_row_kinds(spark: Any, warehouse: str, tmp_path: Path) -> None:
+def test_primary_key_stream_without_row_kinds(spark: Any, warehouse: str, tmp_path: Path) -> None:
+    """Without read.changelog every change record is a row without its kind, as Paimon's Spark connector streams
+    (tests/spark/peer/test_paimon_spark_stream.py compares the two); an overwrite is refused by name."""
     table = history(warehouse)
-    query = (spark.readStream.format("paimon").load(table.path).writeStream.format("noop")
+    batches: list[pa.Table] = []
+    query = (spark.readStream.format("paimon").option("scan.mode", "from-snapshot").option("scan.snapshot-id", "1")
+             .load(table.path).writeStream.foreachBatch(lambda df, _: batches.append(df.toArrow()))
              .option("checkpointLocation", str(tmp_path / "c")).trigger(availableNow=True).start())
-    with pytest.raises(Exception, match="read.changelog"):
+    with pytest.raises(Exception, match="snapshot 4 is an OVERWRITE.*read.changelog"):
         query.awaitTermination(300)
+    changes = table.changes(0, 3, merged=False)
+    assert "-D" in changes.column("_row_kind").to_pylist() and "_row_kind" not in batches[0].column_names
+    assert sorted(tuple(r.values()) for r in batches[0].to_pylist()) == \
+        sorted(tuple(r.values()) for r in changes.drop_columns("_row_kind").to_pylist())
     with pytest.raises(OptionError, match="scan.snapshot-id"):
         from jobs.spark.stream_options import stream_options  # noqa: PLC0415
 

@@ -19,6 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 PEER = REPO / ".cache" / "paimon-spark" / "peer.json"
 DRIVER = Path(__file__).resolve().parent / "paimon_spark_driver.py"
+STREAM_DRIVER = Path(__file__).resolve().parent / "paimon_spark_stream_driver.py"
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,18 @@ class PaimonSpark:
 
     def sql(self, warehouse: str, *statements: str, cores: int = 2, timeout: float = 600) -> list[dict[str, Any]]:
         """Run the statements in one Spark session of the connector; [{"rows": [...], "seconds": s}, ...]."""
+        return self._run(DRIVER, self.jar, warehouse, json.dumps(list(statements)), cores=cores, timeout=timeout)
+
+    def streams(self, *requests: dict[str, Any], timeout: float = 600) -> list[dict[str, Any]]:
+        """Run each ``{"path": table_dir, "options": {...}}`` as an availableNow ``readStream.format("paimon")``
+        query in one Spark session of the connector; [{"schema": ..., "batches": [[row, ...], ...]}, ...]."""
+        return self._run(STREAM_DRIVER, self.jar, json.dumps(list(requests)), timeout=timeout)
+
+    def _run(self, driver: Path, *args: str, cores: int = 2, timeout: float = 600) -> Any:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "SPARK_HOME")}
         env.update(SPARK_LOCAL_IP="127.0.0.1", PEER_CORES=str(cores), PYSPARK_PYTHON=self.python)
-        proc = subprocess.run([self.python, str(DRIVER), self.jar, warehouse, json.dumps(list(statements))],
-                              env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run([self.python, str(driver), *args], env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
         if proc.returncode != 0:
             raise AssertionError(f"Paimon Spark connector failed ({proc.returncode}):\n{proc.stderr[-6000:]}")
         return json.loads(proc.stdout.strip().splitlines()[-1])
