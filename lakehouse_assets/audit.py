@@ -137,16 +137,18 @@ def publish(table: Table, branch: str) -> int:
 
 
 def paimon_publish_asset(asset: dg.AssetsDefinition | dg.AssetKey, *, io_manager_key: str = "io_manager",
-                         name: str | None = None) -> dg.AssetsDefinition:
+                         name: str | None = None, group_name: str | None = None) -> dg.AssetsDefinition:
     """The publish step of an audited asset: the asset ``<name>_published`` downstream of it, which Dagster runs
-    only when all of the asset's blocking checks passed; it fast-forwards main to the audit branch and deletes it."""
+    only when all of the asset's blocking checks passed; it fast-forwards main to the audit branch and deletes it
+    (in asset group `group_name`, default Dagster's default group)."""
     key = asset if isinstance(asset, dg.AssetKey) else asset.key
     partitions = None if isinstance(asset, dg.AssetKey) else asset.partitions_def
     out_key = dg.AssetKey([*key.path[:-1], name or f"{key.path[-1]}_published"])
 
     @dg.asset(key=out_key, deps=[key], partitions_def=partitions, required_resource_keys={io_manager_key},
-              kinds={"paimon"}, description=f"Publishes the audited materialization of {key.to_user_string()} "
-                                             "(fast-forwards main to its audit branch)")
+              group_name=group_name, kinds={"paimon"},
+              description=f"Publishes the audited materialization of {key.to_user_string()} "
+                          "(fast-forwards main to its audit branch)")
     def _publish(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         catalog: FileSystemCatalog = getattr(context.resources, io_manager_key).catalog
         partition = context.partition_key if context.has_partition_key else None
