@@ -214,6 +214,19 @@ def summary_rows(catalog: PaimonCatalogResource) -> list[tuple[str, ...]]:
     return rows
 
 
+def consumer_lines(catalog: PaimonCatalogResource) -> list[str]:
+    """The tables' Paimon consumers (the incremental downstream assets): where each reads next, how far behind."""
+    lines = []
+    for identifier in catalog.table_identifiers():
+        table = catalog.load_table(identifier)
+        latest = table.latest_snapshot()
+        for consumer in table.consumers():
+            behind = max(0, latest.id - consumer.next_snapshot) if latest is not None else 0
+            lines.append(f"  {identifier:18} {consumer.consumer_id:28} next snapshot {consumer.next_snapshot}, "
+                         f"{behind} behind")
+    return lines
+
+
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     def line(r: Sequence[str]) -> str:
@@ -251,6 +264,11 @@ def main() -> int:
     print()
     summary = summary_rows(PaimonCatalogResource(warehouse=warehouse))
     print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary))
+    consumers = consumer_lines(PaimonCatalogResource(warehouse=warehouse))
+    if consumers:
+        print("\nconsumers (incremental inputs; expiry keeps the snapshots they have not read; in the UI: the "
+              "check snapshots_within_retention):")
+        print("\n".join(consumers))
     print(iceberg_hint(FileSystemCatalog(warehouse)))
     print(f"\ndone in {time.monotonic() - t0:.1f} s; open it in the Dagster UI: bash scripts/ui.sh")
     return 0
