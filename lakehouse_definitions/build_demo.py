@@ -161,8 +161,10 @@ def run_audit(runs: Launcher, catalog: FileSystemCatalog) -> None:
         bad.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)}
     skipped = ", ".join(k.to_user_string() for k in AUDIT_RUN_KEYS if k not in done)
     branch = evaluation.metadata[BRANCH].value
-    print(f"  caught as intended in {time.monotonic() - t:.1f} s: run {bad.run_id} {bad.status.value} (the planted "
-          f"bad batch), blocking check {evaluation.check_name} failed: {evaluation.description}")
+    found = {k: evaluation.metadata[k].value for k in ("negative_amounts", "orders_paid_twice")}
+    print(f"  the bad batch was caught, as intended (run {bad.run_id[:8]} {bad.status.value}, "
+          f"{time.monotonic() - t:.1f} s): blocking check {evaluation.check_name} failed "
+          f"({found['negative_amounts']} negative amounts, {found['orders_paid_twice']} orders paid twice)")
     print(f"  main of {AUDITED} unchanged at snapshot {after}; branch {branch!r} kept ({AUDITED}$branch_{branch}); "
           f"not run: {skipped}")
     t = time.monotonic()
@@ -266,8 +268,7 @@ def main() -> int:
     print(format_table(("table", "rows", "snapshots", "files", "buckets", "last commit"), summary))
     consumers = consumer_lines(PaimonCatalogResource(warehouse=warehouse))
     if consumers:
-        print("\nconsumers (incremental inputs; expiry keeps the snapshots they have not read; in the UI: the "
-              "check snapshots_within_retention):")
+        print("\nconsumers (incremental inputs: expiry keeps what they have not read; UI: snapshots_within_retention)")
         print("\n".join(consumers))
     print(iceberg_hint(FileSystemCatalog(warehouse)))
     print(f"\ndone in {time.monotonic() - t0:.1f} s; open it in the Dagster UI: bash scripts/ui.sh")
