@@ -280,7 +280,7 @@ def test_failed_audit_on_the_payments_page(dagster_ui, page):
               f"{planted.main_snapshot}")
     assert failed in history, history
     assert history.count("audit branch") == 4 and history.count("' passed") == 3  # rounds 1, 2 and the corrected one
-    shot(page, "12-payments-failed-audit")
+    shot(page, "05a-payments-failed-audit")
 
     page.goto(f"{dagster_ui.base}/assets/shop/payments?view=events")
     page.get_by_text("Description").first.wait_for()
@@ -291,7 +291,7 @@ def test_failed_audit_on_the_payments_page(dagster_ui, page):
     event = page.inner_text("body")  # written into the audit branch, based on main's unchanged snapshot
     assert re.search(rf"paimon/branch\s+{planted.branch}\b", event), event
     assert re.search(rf"paimon/main_snapshot_id\s+{planted.main_snapshot}\b", event), event
-    shot(page, "13-payments-planted-batch-in-its-branch")
+    shot(page, "05b-payments-planted-batch-in-its-branch")
 
     page.goto(f"{dagster_ui.base}/assets/shop/payments_published?view=events")
     page.get_by_text("paimon/published_snapshot_id").first.wait_for()
@@ -299,14 +299,14 @@ def test_failed_audit_on_the_payments_page(dagster_ui, page):
     ids = [int(m.group(1)) for d in published for m in [re.search(r"paimon/published_snapshot_id\s+(\d+)", d)] if m]
     assert ids == [planted.main_snapshot + 1, planted.main_snapshot, planted.main_snapshot - 1], ids
     assert not any(planted.run_id[:8] in d for d in published)
-    shot(page, "14-payments-published-events")
+    shot(page, "05c-payments-published-events")
 
     page.goto(f"{dagster_ui.base}/runs")
     page.get_by_text("planted bad batch").first.wait_for()
     loaded(page)
     runs = page.inner_text("body")
     assert planted.run_id[:8] in runs and runs.count("Failure") == 1  # the one failed run: the bad batch caught
-    shot(page, "15-runs-with-the-caught-bad-batch")
+    shot(page, "05d-runs-with-the-caught-bad-batch")
 
 
 def test_health_check_shows_the_tables_consumers(dagster_ui, page):
@@ -321,7 +321,7 @@ def test_health_check_shows_the_tables_consumers(dagster_ui, page):
     shown = dialog.inner_text()
     assert consumer.consumer_id == "dagster-shop.order_changes"
     assert f'"next_snapshot": {consumer.next_snapshot}' in shown and '"snapshots_behind"' in shown, shown
-    shot(page, "16-orders-consumers")
+    shot(page, "05e-orders-consumers")
 
 
 def _check_executions(home: Path, key: dg.AssetCheckKey) -> list:
