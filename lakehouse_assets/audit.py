@@ -110,13 +110,20 @@ def audited_table(context: dg.AssetCheckExecutionContext, catalog: FileSystemCat
 def audit_check_result(context: dg.AssetCheckExecutionContext, *, passed: bool, description: str = "",
                        metadata: Mapping[str, Any] | None = None, asset_key: dg.AssetKey | None = None,
                        **kwargs: Any) -> dg.AssetCheckResult:
-    """An AssetCheckResult whose description and metadata name the audit branch (kept when the check fails)."""
+    """An AssetCheckResult whose description and metadata name the audit branch (kept when the check fails); a check
+    run without the materialization (executed alone: it read main) says so instead."""
     key = asset_key or context.check_specs[0].asset_key
     entry = _latest_materialization(context.instance, key, None)
     branch = _metadata_text(entry, BRANCH) if entry is not None else None
     table = _metadata_text(entry, TABLE) if entry is not None else None
     base = _metadata_text(entry, BASE_SNAPSHOT) if entry is not None else None
-    if branch is not None:
+    run = context.run
+    if entry is not None and branch is not None and entry.run_id not in {run.run_id, run.parent_run_id,
+                                                                         run.root_run_id}:
+        note = f"audited main of {table} (this run materialized nothing into an audit branch)"
+        branch = None
+        description = f"{description}. {note}" if description else note
+    elif branch is not None:
         where = f"main of {table} stays at snapshot {base}" if base is not None else f"main of {table} stays empty"
         note = (f"audit branch {branch!r} kept for inspection ({table}$branch_{branch}); {where}" if not passed
                 else f"audit branch {branch!r} passed")
