@@ -110,13 +110,20 @@ def audited_table(context: dg.AssetCheckExecutionContext, catalog: FileSystemCat
 def audit_check_result(context: dg.AssetCheckExecutionContext, *, passed: bool, description: str = "",
                        metadata: Mapping[str, Any] | None = None, asset_key: dg.AssetKey | None = None,
                        **kwargs: Any) -> dg.AssetCheckResult:
-    """An AssetCheckResult whose description and metadata name the audit branch (kept when the check fails)."""
+    """An AssetCheckResult whose description and metadata name the audit branch (kept when the check fails); a check
+    run without the materialization (executed alone: it read main) says so instead."""
     key = asset_key or context.check_specs[0].asset_key
     entry = _latest_materialization(context.instance, key, None)
     branch = _metadata_text(entry, BRANCH) if entry is not None else None
     table = _metadata_text(entry, TABLE) if entry is not None else None
     base = _metadata_text(entry, BASE_SNAPSHOT) if entry is not None else None
-    if branch is not None:
+    run = context.run
+    if entry is not None and branch is not None and entry.run_id not in {run.run_id, run.parent_run_id,
+                                                                         run.root_run_id}:
+        note = f"audited main of {table} (this run materialized nothing into an audit branch)"
+        branch = None
+        description = f"{description}. {note}" if description else note
+    elif branch is not None:
         where = f"main of {table} stays at snapshot {base}" if base is not None else f"main of {table} stays empty"
         note = (f"audit branch {branch!r} kept for inspection ({table}$branch_{branch}); {where}" if not passed
                 else f"audit branch {branch!r} passed")
@@ -137,16 +144,18 @@ def publish(table: Table, branch: str) -> int:
 
 
 def paimon_publish_asset(asset: dg.AssetsDefinition | dg.AssetKey, *, io_manager_key: str = "io_manager",
-                         name: str | None = None) -> dg.AssetsDefinition:
+                         name: str | None = None, group_name: str | None = None) -> dg.AssetsDefinition:
     """The publish step of an audited asset: the asset ``<name>_published`` downstream of it, which Dagster runs
-    only when all of the asset's blocking checks passed; it fast-forwards main to the audit branch and deletes it."""
+    only when all of the asset's blocking checks passed; it fast-forwards main to the audit branch and deletes it
+    (in asset group `group_name`, default Dagster's default group)."""
     key = asset if isinstance(asset, dg.AssetKey) else asset.key
     partitions = None if isinstance(asset, dg.AssetKey) else asset.partitions_def
     out_key = dg.AssetKey([*key.path[:-1], name or f"{key.path[-1]}_published"])
 
     @dg.asset(key=out_key, deps=[key], partitions_def=partitions, required_resource_keys={io_manager_key},
-              kinds={"paimon"}, description=f"Publishes the audited materialization of {key.to_user_string()} "
-                                             "(fast-forwards main to its audit branch)")
+              group_name=group_name, kinds={"paimon"},
+              description=f"Publishes the audited materialization of {key.to_user_string()} "
+                          "(fast-forwards main to its audit branch)")
     def _publish(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         catalog: FileSystemCatalog = getattr(context.resources, io_manager_key).catalog
         partition = context.partition_key if context.has_partition_key else None

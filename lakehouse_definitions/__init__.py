@@ -1,9 +1,9 @@
-"""The code location: the demo lakehouse, its health checks, the maintenance jobs, the checks-only job the
-`checks_after_maintenance` sensor requests after them, the compaction sensor and schedules, and the resources they
-share, built by `paimon_lakehouse_definitions` (what the `dg` component `PaimonLakehouse` builds from
-a ``defs.yaml``). The only package importing every layer (schedules -> jobs -> lakehouse_assets -> jobs.spark ->
-table_format). ``workspace.yaml`` loads ``defs`` (built on first use: importing the package for the component
-touches no warehouse).
+"""The code location: the demo lakehouse (``shop.payments`` with write-audit-publish), its health checks, the
+maintenance jobs, the checks-only job the `checks_after_maintenance` sensor requests after them, the compaction
+sensor and schedules, and the resources they share, built by `paimon_lakehouse_definitions` (what the `dg` component
+`PaimonLakehouse` builds from a ``defs.yaml``). The only package importing every layer (schedules -> jobs ->
+lakehouse_assets -> jobs.spark -> table_format). ``workspace.yaml`` loads ``defs`` (built on first use: importing the
+package for the component touches no warehouse).
 
 Configuration from the environment: ``LAKEHOUSE_WAREHOUSE`` (default ``./warehouse``), ``SPARK_MASTER`` (default
 ``local[2]``).
@@ -14,7 +14,7 @@ from typing import Any
 
 import dagster as dg
 
-from lakehouse_assets.demo import DEMO_ASSETS
+from lakehouse_assets.demo import AUDIT_ASSETS, AUDIT_CHECKS, DEMO_ASSETS
 from lakehouse_definitions.component import PaimonLakehouse
 from lakehouse_definitions.lakehouse import LakehouseConfigError, paimon_lakehouse_definitions
 from lakehouse_definitions.policy import (
@@ -44,7 +44,8 @@ def build_definitions(*, warehouse: str | None = None, spark_master: str | None 
     (default ``SPARK_MASTER``, then local[2])."""
     return dg.Definitions.merge(
         # one process per run: small steps, one SparkSession per run (the multiprocess executor started one per step)
-        dg.Definitions(assets=list(DEMO_ASSETS), executor=dg.in_process_executor),
+        dg.Definitions(assets=[*DEMO_ASSETS, *AUDIT_ASSETS], asset_checks=list(AUDIT_CHECKS),
+                       executor=dg.in_process_executor),
         paimon_lakehouse_definitions(warehouse=warehouse, spark_master=spark_master, maintenance=DEMO_POLICY,
                                      checked_assets=DEMO_ASSETS),
     )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: builds the demo lakehouse end to end through Dagster (materializes every demo asset twice, runs each
-# maintenance job once on local Spark) and prints a summary of the tables. Installs what is missing first
+# The main job: builds the demo lakehouse end to end through Dagster (materializes every demo asset twice, has the
+# write-audit-publish of shop.payments catch a planted bad batch and publish the corrected one, runs each maintenance
+# job once) and prints a summary of the tables. Installs what is missing first
 # (scripts/bootstrap.sh --runtime: the venv with the spark and dagster extras, and Java; the test peers come with
 # scripts/test.sh). Then `bash scripts/ui.sh` opens the same lakehouse and run history in the Dagster UI.
 #   LAKEHOUSE_WAREHOUSE (default ./warehouse), SPARK_MASTER (default local[2]), DAGSTER_HOME (default .dagster_home)

@@ -1,5 +1,5 @@
 """The demo lakehouse: Paimon's documented table kinds as Dagster assets (see assets.py)."""
 
-from lakehouse_assets.demo.assets import DEMO_ASSETS, BatchConfig
+from lakehouse_assets.demo.assets import AUDIT_ASSETS, AUDIT_CHECKS, DEMO_ASSETS, BatchConfig, PaymentsConfig
 
-__all__ = ["DEMO_ASSETS", "BatchConfig"]
+__all__ = ["AUDIT_ASSETS", "AUDIT_CHECKS", "DEMO_ASSETS", "BatchConfig", "PaymentsConfig"]

@@ -3,7 +3,9 @@
 * ``orders``: CDC orders, primary key (dt, order_id), partitioned by day, 4 buckets, deduplicate, upserts and
   deletes; ``write-only`` so compaction is left to the dedicated ``compact_tables`` job, as Paimon recommends.
 * ``payments``, ``shipments``: two event streams (append tables) assembled into ``orders_wide`` by a
-  partial-update table with one sequence group per stream.
+  partial-update table with one sequence group per stream. ``payments`` is written with write-audit-publish
+  (``"publish": "audit"``): each batch goes into an audit branch, the blocking check ``valid_payments`` reads it, and
+  ``payments_published`` fast-forwards main to it only when it passed; ``orders_wide`` reads the published table.
 * ``product_sales``: an aggregation table (max price, sum of sales).
 * ``clickstream``: an append log partitioned by day, delivered at least once, with Iceberg metadata
   (``metadata.iceberg.storage``: PyIceberg and DuckDB read it); ``user_events`` (polars) deduplicates it with the
@@ -18,11 +20,13 @@ Every batch is deterministic (lakehouse_assets/demo/data.py): the n-th materiali
 import dagster as dg
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 from dagster_pyspark import PySparkResource
 from pydantic import Field
 from pyspark.sql import DataFrame as SparkDataFrame
 from pyspark.sql import functions as F
 
+from lakehouse_assets.audit import AUDIT, PUBLISH, audit_check_result, paimon_publish_asset
 from lakehouse_assets.checks import declared_column_schema
 from lakehouse_assets.demo import data
 from lakehouse_assets.metadata import paimon_kinds
@@ -70,11 +74,35 @@ def orders(context: dg.AssetExecutionContext, config: BatchConfig) -> dg.Output[
     return dg.Output(data.orders_batch(batch), metadata={BATCH: batch})
 
 
+class PaymentsConfig(BatchConfig):
+    plant_bad_rows: bool = Field(default=False, description="plant a bad batch (negative amounts, orders paid "
+                                 "twice): the blocking audit check valid_payments keeps it out of the table")
+
+
 @dg.asset(key_prefix=DATABASE, group_name=GROUP, kinds=paimon_kinds("pyarrow"),
-          description="Payment events (append)", metadata=_table(data.PAYMENTS_SCHEMA, mode="append"))
-def payments(context: dg.AssetExecutionContext, config: BatchConfig) -> dg.Output[pa.Table]:
+          description="Payment events (append), write-audit-publish: each batch is written into an audit branch, "
+                      "checked by valid_payments, and published to main by payments_published only if it passed",
+          metadata={**_table(data.PAYMENTS_SCHEMA, mode="append"), PUBLISH: AUDIT})
+def payments(context: dg.AssetExecutionContext, config: PaymentsConfig) -> dg.Output[pa.Table]:
     batch = _batch(context, config)
-    return dg.Output(data.payments_batch(batch), metadata={BATCH: batch})
+    rows = data.bad_payments(batch) if config.plant_bad_rows else data.payments_batch(batch)
+    return dg.Output(rows, metadata={BATCH: batch, "demo/planted_bad_rows": config.plant_bad_rows})
+
+
+@dg.asset_check(asset=payments, blocking=True, description="The audit of a payments batch before it is published "
+                "(blocking): no negative amount, no order paid twice, over the table as the batch leaves it")
+def valid_payments(context: dg.AssetCheckExecutionContext, payments: pa.Table) -> dg.AssetCheckResult:
+    """Reads the audit branch (the IO manager loads it for this run's check); the result names the branch."""
+    negative = pc.sum(pc.less(payments["amount_paid"], 0)).as_py() or 0
+    per_order = payments.group_by("order_id").aggregate([([], "count_all")])
+    twice = pc.sum(pc.greater(per_order["count_all"], 1)).as_py() or 0
+    return audit_check_result(
+        context, passed=negative == 0 and twice == 0, description=f"{negative} negative amounts, {twice} orders "
+        "paid more than once", metadata={"rows": payments.num_rows, "negative_amounts": negative,
+                                         "orders_paid_twice": twice})
+
+
+payments_published = paimon_publish_asset(payments, group_name=GROUP)
 
 
 @dg.asset(key_prefix=DATABASE, group_name=GROUP, kinds=paimon_kinds("pyarrow"),
@@ -90,6 +118,7 @@ WIDE_SCHEMA = pa.schema([pa.field("order_id", pa.int64(), nullable=False),
 
 @dg.asset(key_prefix=DATABASE, group_name=GROUP, kinds=paimon_kinds("pyarrow"),
           ins={"payments": dg.AssetIn(key=[DATABASE, "payments"]), "shipments": dg.AssetIn(key=[DATABASE, "shipments"])},
+          deps=[payments_published],  # reads the payments once published (main), never an unaudited batch
           description="One wide row per order, assembled by partial-update: one sequence group per stream",
           metadata=_table(WIDE_SCHEMA, primary_keys=("order_id",), mode="upsert", options={
               "bucket": "2", "merge-engine": "partial-update",
@@ -170,4 +199,6 @@ def daily_revenue(orders: SparkDataFrame, pyspark: PySparkResource) -> SparkData
 
 
 DEMO_ASSETS = (orders, payments, shipments, orders_wide, product_sales, clickstream, user_events, order_changes,
-               daily_revenue)
+               daily_revenue)  # the tables (each one with the table health checks)
+AUDIT_ASSETS = (payments_published,)  # write-audit-publish of shop.payments: its publish step and audit check
+AUDIT_CHECKS = (valid_payments,)

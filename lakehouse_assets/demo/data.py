@@ -8,6 +8,7 @@ import datetime as dt
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 DAYS = ("2024-05-14", "2024-05-15", "2024-05-16")
 ORDERS_PER_BATCH = 200
@@ -79,6 +80,15 @@ def payments_batch(batch: int) -> pa.Table:
     amount = np.round((5.0 + 2.5 * (ids % PRODUCTS)) * (1 + ids % 5), 2)
     return pa.table({"order_id": ids, "amount_paid": amount, "payment_status": np.full(len(ids), "paid"),
                      "pay_time": _times(batch, 3600 + rng.integers(0, 600, len(ids)))}, schema=PAYMENTS_SCHEMA)
+
+
+def bad_payments(batch: int, n: int = 5) -> pa.Table:
+    """Batch `batch` of the payments with a planted fault: its first `n` payments again, with negated amounts
+    (negative amounts, orders paid twice), the kind of batch an audit must keep out of the table."""
+    good = payments_batch(batch)
+    again = good.slice(0, n)
+    again = again.set_column(1, "amount_paid", pc.negate(again["amount_paid"]))
+    return pa.concat_tables([good, again])
 
 
 def shipments_batch(batch: int) -> pa.Table:

@@ -3,9 +3,12 @@
 The demo lakehouse is built first (`lakehouse_definitions.build_demo`: its runs launched through the code location,
 every asset materialized twice, each maintenance job run once, the health checks after them) into a temporary
 warehouse and DAGSTER_HOME; then `dagster dev -w workspace.yaml` serves it on a free 127.0.0.1 port. Checked in the
-browser, in this order: the asset graph shows the demo tables, their lineage, every asset's checks "4 / 4" passed and
-no "Unsynced" badge anywhere; the Overview timeline shows the demo's runs; an asset's page shows the Paimon metadata
-and the maintenance history; a check executed again from the UI passes; a materialization launched from the UI lands
+browser, in this order: the asset graph shows the demo tables, their lineage, every asset's checks passed ("4 / 4";
+"5 / 5" for shop.payments with its audit check) and no "Unsynced" badge anywhere; the Overview timeline shows the demo's
+runs; an asset's page shows the Paimon metadata and the maintenance history; shop.payments (write-audit-publish) shows
+the planted bad batch's failed audit in its check's history (naming the kept branch and main's unchanged snapshot),
+main published three times, never by the failed run, which the run list shows as a failure; the health check of
+shop.orders shows its consumer (the incremental order_changes) and its lag; a check executed again from the UI passes; a materialization launched from the UI lands
 a new snapshot (read back with table_format) and makes the downstream assets "Unsynced". Screenshots go to
 .cache/artifacts/browser/ (paths printed). Without chromium or Playwright the tests skip, and fail under CI=true.
 """
@@ -35,6 +38,12 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".cache" / "artifacts" / "browser"
 DEMO_TABLES = ("orders", "payments", "shipments", "orders_wide", "product_sales", "clickstream", "user_events",
                "order_changes", "daily_revenue")
+PLANTED = {"demo/audit": "planted bad batch"}  # the tag of the demo's run with the planted bad payments
+
+
+def all_checks_passed(body: str) -> bool:
+    """Every table's checks passed in the asset graph: four health checks each, five on the audited shop.payments."""
+    return body.count("4 / 4") == len(DEMO_TABLES) - 1 and body.count("5 / 5") == 1
 
 
 def _missing(reason: str) -> None:
@@ -160,10 +169,10 @@ def test_asset_graph_shows_the_demo_tables_checks_passed_and_nothing_unsynced(da
     page.get_by_text("Materialized").first.wait_for()
     loaded(page)
     body = page.inner_text("body")
-    for name in DEMO_TABLES:
+    for name in (*DEMO_TABLES, "payments_published"):
         assert name in body, name
     assert body.count("Materialized") >= len(DEMO_TABLES)  # every node's status: materialized by the demo
-    assert body.count("4 / 4") == len(DEMO_TABLES), body  # every node: its four checks passed
+    assert all_checks_passed(body), body  # every node: its checks passed
     assert "Not evaluated" not in body and "Unsynced" not in body, body
     shot(page, "01-asset-graph")
 
@@ -223,6 +232,96 @@ def test_asset_page_shows_paimon_metadata_and_maintenance_history(dagster_ui, pa
     page.get_by_text("maintenance/files_before").first.wait_for()
     assert "COMPACT" in page.inner_text("body")
     shot(page, "05-orders-maintenance-history")
+
+
+@dataclass(frozen=True)
+class PlantedRun:
+    run_id: str
+    branch: str  # the audit branch kept for inspection
+    main_snapshot: int  # main's snapshot id, which the run left as it was
+
+
+def _planted_run(home: Path) -> PlantedRun:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (run,) = instance.get_runs(dg.RunsFilter(tags=PLANTED))
+        (entry,) = [e for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+                    if e.dagster_event.event_specific_data.check_name == "valid_payments"]
+        evaluation = entry.dagster_event.event_specific_data
+        (materialization,) = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+        metadata = materialization.asset_materialization.metadata
+    assert run.status == dg.DagsterRunStatus.FAILURE and not evaluation.passed
+    return PlantedRun(run.run_id, evaluation.metadata["paimon/branch"].value,
+                      metadata["paimon/main_snapshot_id"].value)
+
+
+def _event_details(page) -> list[str]:
+    """The text of each event of an asset's Events tab (newest first), as shown when selected."""
+    events = page.locator("[data-index]")
+    details = []
+    for i in range(events.count()):
+        events.nth(i).click()
+        page.wait_for_timeout(500)
+        details.append(page.inner_text("body"))
+    return details
+
+
+def test_failed_audit_on_the_payments_page(dagster_ui, page):
+    """The planted bad batch: its audit failed in the check's history, main untouched, the run listed as a failure."""
+    planted = _planted_run(dagster_ui.home)
+    main = FileSystemCatalog(str(dagster_ui.warehouse)).load_table("shop.payments")
+    assert planted.branch in main.branches()  # kept for inspection
+    page.goto(f"{dagster_ui.base}/assets/shop/payments?view=checks&checkDetail=valid_payments")
+    page.get_by_text("Execution history").first.click()
+    page.get_by_text("Failed").first.wait_for()
+    loaded(page)
+    history = page.inner_text("body")
+    failed = (f"5 negative amounts, 5 orders paid more than once. audit branch '{planted.branch}' kept for inspection "
+              f"(shop.payments$branch_{planted.branch}); main of shop.payments stays at snapshot "
+              f"{planted.main_snapshot}")
+    assert failed in history, history
+    assert history.count("audit branch") == 4 and history.count("' passed") == 3  # rounds 1, 2 and the corrected one
+    shot(page, "05a-payments-failed-audit")
+
+    page.goto(f"{dagster_ui.base}/assets/shop/payments?view=events")
+    page.get_by_text("Description").first.wait_for()
+    bad = [i for i, d in enumerate(_event_details(page)) if f"Materialized in run {planted.run_id[:8]}" in d]
+    assert len(bad) == 1, bad
+    page.locator("[data-index]").nth(bad[0]).click()
+    page.wait_for_timeout(500)
+    event = page.inner_text("body")  # written into the audit branch, based on main's unchanged snapshot
+    assert re.search(rf"paimon/branch\s+{planted.branch}\b", event), event
+    assert re.search(rf"paimon/main_snapshot_id\s+{planted.main_snapshot}\b", event), event
+    shot(page, "05b-payments-planted-batch-in-its-branch")
+
+    page.goto(f"{dagster_ui.base}/assets/shop/payments_published?view=events")
+    page.get_by_text("paimon/published_snapshot_id").first.wait_for()
+    published = _event_details(page)  # main moved three times (rounds 1, 2, the corrected batch), never by that run
+    ids = [int(m.group(1)) for d in published for m in [re.search(r"paimon/published_snapshot_id\s+(\d+)", d)] if m]
+    assert ids == [planted.main_snapshot + 1, planted.main_snapshot, planted.main_snapshot - 1], ids
+    assert not any(planted.run_id[:8] in d for d in published)
+    shot(page, "05c-payments-published-events")
+
+    page.goto(f"{dagster_ui.base}/runs")
+    page.get_by_text("planted bad batch").first.wait_for()
+    loaded(page)
+    runs = page.inner_text("body")
+    assert planted.run_id[:8] in runs and runs.count("Failure") == 1  # the one failed run: the bad batch caught
+    shot(page, "05d-runs-with-the-caught-bad-batch")
+
+
+def test_health_check_shows_the_tables_consumers(dagster_ui, page):
+    """shop.orders' consumer: the incremental order_changes, where it reads next and how far behind it is."""
+    (consumer,) = FileSystemCatalog(str(dagster_ui.warehouse)).load_table("shop.orders").consumers()
+    page.goto(f"{dagster_ui.base}/assets/shop/orders?view=checks&checkDetail=snapshots_within_retention")
+    page.get_by_text("max_consumer_lag").first.wait_for()
+    loaded(page)
+    page.locator("tr", has_text="consumers").get_by_text("[Show JSON]").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("dagster-shop.order_changes").wait_for()
+    shown = dialog.inner_text()
+    assert consumer.consumer_id == "dagster-shop.order_changes"
+    assert f'"next_snapshot": {consumer.next_snapshot}' in shown and '"snapshots_behind"' in shown, shown
+    shot(page, "05e-orders-consumers")
 
 
 def _check_executions(home: Path, key: dg.AssetCheckKey) -> list:
@@ -285,7 +384,7 @@ def test_maintenance_launched_in_the_ui_is_followed_by_the_checks(dagster_ui, pa
     page.get_by_text("daily_revenue").first.wait_for()
     loaded(page)
     body = page.inner_text("body")
-    assert body.count("4 / 4") == len(DEMO_TABLES) and "Unsynced" not in body, body
+    assert all_checks_passed(body) and "Unsynced" not in body, body
     shot(page, "08-asset-graph-after-ui-compaction")
 
 

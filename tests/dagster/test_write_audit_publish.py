@@ -163,3 +163,21 @@ def test_failed_write_leaves_no_branch(warehouse: str, instance: dg.DagsterInsta
     assert not result.success
     main = _main(warehouse)
     assert main.latest_snapshot().id == 1 and main.branches() == [] and main.tags() == {}
+
+
+def test_check_executed_alone_audits_main(warehouse: str, instance: dg.DagsterInstance) -> None:
+    """The demo's audit check executed without a materialization (the UI's Execute): it read main and says so,
+    naming no audit branch (the last one was published and deleted)."""
+    from lakehouse_assets.demo.assets import payments, payments_published, valid_payments
+
+    io = {"io_manager": PaimonIOManager(warehouse=warehouse)}
+    audited = dg.materialize([payments, valid_payments, payments_published], instance=instance, resources=io)
+    assert audited.success and BRANCH in _check(audited).metadata
+    alone = dg.materialize([payments, valid_payments], selection=dg.AssetSelection.checks(valid_payments),
+                           instance=instance, resources=io)
+    evaluation = _check(alone)
+    assert evaluation.passed and BRANCH not in evaluation.metadata
+    assert evaluation.description.endswith("audited main of shop.payments (this run materialized nothing into an "
+                                           "audit branch)")
+    main = FileSystemCatalog(warehouse).load_table("shop.payments")
+    assert evaluation.metadata["rows"].value == main.scan().to_arrow().num_rows

@@ -1,7 +1,9 @@
 """The demo code location: Definitions load and validate; the demo, rerun over a warehouse and instance already in
-use, builds end to end through the code location (twice-materialized assets, each maintenance job once, the health
-checks after them) with every table's contents checked against the generated batches, keeps what it did not
-create (a user's table in ``shop``, earlier runs), and leaves the UI's truth: every check passed, nothing unsynced."""
+use, builds end to end through the code location (twice-materialized assets, write-audit-publish of shop.payments
+catching a planted bad batch then publishing the corrected one, each maintenance job once, the health checks after
+them) with every table's contents checked against the generated batches, keeps what it did not create (a user's table
+in ``shop``, earlier runs), and leaves the UI's truth: every check's latest evaluation passed (the failed audit kept
+in the check's history), nothing unsynced, the incremental downstreams registered as Paimon consumers."""
 
 import io
 import os
@@ -25,22 +27,27 @@ pytestmark = pytest.mark.dagster
 REPO = Path(__file__).resolve().parents[3]
 TABLES = ("orders", "payments", "shipments", "orders_wide", "product_sales", "clickstream", "user_events",
           "order_changes", "daily_revenue")
+AUDIT = dg.AssetCheckKey(dg.AssetKey(["shop", "payments"]), "valid_payments")
+PUBLISHED = dg.AssetKey(["shop", "payments_published"])
 
 
 def test_definitions_load_and_validate(warehouse):
     defs = build_definitions(warehouse=warehouse)
     dg.Definitions.validate_loadable(defs)
     repo = defs.get_repository_def()
-    assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} == {f"shop/{t}" for t in TABLES}
+    assert {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()} == {
+        *(f"shop/{t}" for t in TABLES), "shop/payments_published"}
     assert {"compact_tables", "expire_snapshots", "rescale_table", "remove_orphan_files"} <= set(repo.job_names)
     assert sorted(s.name for s in repo.schedule_defs) == ["nightly_expire_snapshots", "remove_orphan_files_schedule"]
-    assert len(repo.asset_graph.asset_check_keys) == 4 * len(TABLES)
+    assert len(repo.asset_graph.asset_check_keys) == 4 * len(TABLES) + 1  # + the audit check valid_payments
+    assert AUDIT in repo.asset_graph.asset_check_keys
     assert "table_health_checks" in repo.job_names
     assert sorted(s.name for s in repo.sensor_defs) == ["checks_after_maintenance", "compaction_sensor"]
     graph = repo.asset_graph
     parents = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
                for k in graph.get_all_asset_keys()}
-    assert parents["shop/orders_wide"] == {"shop/payments", "shop/shipments"}
+    assert parents["shop/orders_wide"] == {"shop/payments", "shop/shipments", "shop/payments_published"}
+    assert parents["shop/payments_published"] == {"shop/payments"}
     assert parents["shop/order_changes"] == parents["shop/daily_revenue"] == {"shop/orders"}
     assert parents["shop/user_events"] == {"shop/clickstream"}
 
@@ -71,6 +78,10 @@ class Demo:
     earlier_run: str
     ui: dict  # what the UI's GraphQL reads after the demo: asset -> (staleStatus, {check: status})
     runs: list
+    audits: list  # the evaluations of valid_payments, oldest first
+    published: list  # the materializations of payments_published (their metadata), oldest first
+    materialized: dict  # run id -> the asset keys it materialized (with their metadata)
+    retention: dict  # the latest evaluation of each table's snapshots_within_retention: its metadata
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +113,17 @@ def demo(tmp_path_factory) -> Demo:
         with dg.DagsterInstance.get() as instance, launched_runs(instance, output=root / "query.log") as runs:
             nodes = execute_query(runs.context, UI_STATE)["data"]["assetNodes"]
             all_runs = list(instance.get_runs())
+            audits = [r.evaluation for r in reversed(
+                instance.event_log_storage.get_asset_check_execution_history(AUDIT, limit=20))]
+            published = [r.asset_materialization.metadata for r in reversed(
+                instance.fetch_materializations(PUBLISHED, limit=20).records)]
+            materialized = {run.run_id: {e.dagster_event.asset_key: e.asset_materialization.metadata
+                                         for e in instance.all_logs(
+                                             run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)}
+                            for run in all_runs}
+            retention = {t: instance.event_log_storage.get_asset_check_execution_history(
+                dg.AssetCheckKey(dg.AssetKey(["shop", t]), "snapshots_within_retention"), limit=1)[0].evaluation.metadata
+                for t in TABLES}
     finally:
         for key, value in saved.items():
             if value is None:
@@ -112,7 +134,8 @@ def demo(tmp_path_factory) -> Demo:
         c["name"]: (c["canExecuteIndividually"], (c["executionForLatestMaterialization"] or {}).get("status"))
         for c in n["assetChecksOrError"]["checks"]}) for n in nodes}
     print(out.getvalue())
-    return Demo(warehouse=warehouse, printed=out.getvalue(), earlier_run=earlier, ui=ui, runs=all_runs)
+    return Demo(warehouse=warehouse, printed=out.getvalue(), earlier_run=earlier, ui=ui, runs=all_runs,
+                audits=audits, published=published, materialized=materialized, retention=retention)
 
 
 def test_demo_rerun_keeps_foreign_tables_and_earlier_runs(demo):
@@ -130,23 +153,27 @@ def test_demo_rerun_keeps_foreign_tables_and_earlier_runs(demo):
 def test_demo_runs_go_through_the_code_location(demo):
     launched = [r for r in demo.runs if r.job_name != "users_job"]
     names = [r.job_name for r in reversed(launched)]
-    assert names == ["__ASSET_JOB", "__ASSET_JOB", "compact_tables", "rescale_table", "expire_snapshots",
-                     "remove_orphan_files", "table_health_checks"]
+    assert names == ["__ASSET_JOB"] * 4 + ["compact_tables", "rescale_table", "expire_snapshots",
+                                           "remove_orphan_files", "table_health_checks"]
+    statuses = [r.status for r in reversed(launched)]
+    assert statuses[2] == dg.DagsterRunStatus.FAILURE  # the planted bad batch, caught by its audit
+    assert statuses[:2] + statuses[3:] == [dg.DagsterRunStatus.SUCCESS] * 8
     for run in launched:  # an origin: the timeline and the job pages show the run
-        assert run.status == dg.DagsterRunStatus.SUCCESS
         assert run.remote_job_origin is not None
         assert run.remote_job_origin.repository_origin.code_location_origin.location_name.startswith(
             "lakehouse_definitions")
-    asset_runs = [r for r in launched if r.job_name == "__ASSET_JOB"]
-    assert all(len(r.asset_selection) == len(TABLES) for r in asset_runs)  # the runs' target: the demo's assets
+    asset_runs = [r for r in reversed(launched) if r.job_name == "__ASSET_JOB"]
+    # the runs' target: the demo's assets (+ the publish step); then payments, its publication and orders_wide
+    assert [len(r.asset_selection) for r in asset_runs] == [len(TABLES) + 1] * 2 + [3] * 2
     assert len(launched[0].asset_check_selection) == 4 * len(TABLES)  # the checks after maintenance: all tables
 
 
 def test_after_the_demo_every_check_passed_and_nothing_is_unsynced(demo):
-    assert set(demo.ui) == {f"shop/{t}" for t in TABLES}
+    assert set(demo.ui) == {f"shop/{t}" for t in TABLES} | {"shop/payments_published"}
     for asset, (stale, checks) in demo.ui.items():
         assert stale == "FRESH", asset  # no "Unsynced" badge after the maintenance jobs
-        assert len(checks) == 4
+        # four health checks per table, the audit check on payments too, none on the publish step
+        assert len(checks) == {"shop/payments": 5, "shop/payments_published": 0}.get(asset, 4), asset
         for name, (executable, status) in checks.items():
             assert (executable, status) == ("CAN_EXECUTE", "SUCCEEDED"), (asset, name)
     assert "health checks after maintenance" in demo.printed and "checks: 36 passed, 0 failed" in demo.printed
@@ -189,7 +216,8 @@ def test_demo_builds_end_to_end(demo):
     assert hint == str(clickstream.latest_snapshot().id)
     assert f"iceberg_scan('{clickstream.path}')" in printed
 
-    payments = pl.concat([pl.from_arrow(data.payments_batch(b)) for b in (0, 1)])
+    payments = pl.concat([pl.from_arrow(data.payments_batch(b)) for b in (0, 1, build_demo.AUDIT_BATCH)])
+    assert frame(catalog, "payments").sort("order_id").equals(payments.sort("order_id"))  # the corrected batch only
     shipments = pl.concat([pl.from_arrow(data.shipments_batch(b)) for b in (0, 1)])
     wide = frame(catalog, "orders_wide")
     both = set(payments["order_id"].to_list()) & set(shipments["order_id"].to_list())
@@ -201,3 +229,56 @@ def test_demo_builds_end_to_end(demo):
     live = orders.filter(pl.col("status") != "cancelled")
     assert revenue["orders"].to_list() == live.group_by("dt").len().sort("dt")["len"].to_list()
     assert len(catalog.load_table("shop.orders").snapshots()) <= 2  # expired by expire_snapshots (retain_max 2)
+
+
+def test_demo_audit_catches_the_planted_bad_batch(demo):
+    """shop.payments (write-audit-publish): the planted bad batch fails its blocking audit (main unchanged, the branch
+    kept and named, the publish step and orders_wide not run); the corrected batch passes and is published."""
+    runs = [r for r in reversed(demo.runs) if r.job_name == "__ASSET_JOB"]
+    bad, corrected = runs[2], runs[3]
+    assert bad.tags["demo/audit"] == "planted bad batch" and corrected.tags["demo/audit"] == "corrected batch"
+    assert [e.passed for e in demo.audits] == [True, True, False, True]  # the failure stays in the check's history
+    failed = demo.audits[2]
+    branch = failed.metadata["paimon/branch"].value
+    assert failed.metadata["negative_amounts"].value == 5 and failed.metadata["orders_paid_twice"].value == 5
+    assert f"audit branch '{branch}' kept for inspection (shop.payments$branch_{branch}); main of shop.payments " \
+           "stays at snapshot 2" in failed.description
+    written = demo.materialized[bad.run_id]  # only payments, into its branch; downstream not run
+    assert set(written) == {dg.AssetKey(["shop", "payments"])}
+    (metadata,) = written.values()
+    assert metadata["paimon/branch"].value == branch and metadata["paimon/main_snapshot_id"].value == 2
+    assert PUBLISHED in demo.materialized[corrected.run_id]
+    assert [m["paimon/published_snapshot_id"].value for m in demo.published] == [1, 2, 3]  # never by the bad run
+
+    catalog = FileSystemCatalog(str(demo.warehouse))
+    payments = catalog.load_table("shop.payments")
+    assert payments.branches() == [branch]  # kept for inspection; the published branches were deleted
+    planted = payments.branch(branch).scan().to_polars()
+    assert planted.filter(pl.col("amount_paid") < 0).height == 5  # the bad rows: in the branch only
+    assert frame(catalog, "payments").filter(pl.col("amount_paid") < 0).height == 0
+
+    printed = demo.printed
+    assert "write-audit-publish on shop.payments (main at snapshot 2): batch 2 with planted bad rows" in printed
+    assert (f"the bad batch was caught, as intended (run {bad.run_id[:8]} FAILURE, " in printed and
+            "blocking check valid_payments failed (5 negative amounts, 5 orders paid twice)" in printed)
+    assert (f"main of shop.payments unchanged at snapshot 2; branch '{branch}' kept (shop.payments$branch_{branch}); "
+            "not run: shop/payments_published, shop/orders_wide") in printed
+    assert "published: main of shop.payments 2 -> 3" in printed and "FAILED" not in printed
+
+
+def test_demo_incremental_downstreams_are_consumers(demo):
+    """order_changes and user_events read incrementally: Paimon consumers of their upstream tables, printed with
+    their lag (the health check snapshots_within_retention carries the same)."""
+    catalog = FileSystemCatalog(str(demo.warehouse))
+    for upstream, downstream in (("orders", "order_changes"), ("clickstream", "user_events")):
+        table = catalog.load_table(f"shop.{upstream}")
+        (consumer,) = table.consumers()
+        assert consumer.consumer_id == f"dagster-shop.{downstream}"
+        behind = table.latest_snapshot().id - consumer.next_snapshot
+        assert (f"shop.{upstream:13} dagster-shop.{downstream:15} next snapshot {consumer.next_snapshot}, "
+                f"{behind} behind") in demo.printed
+        metadata = demo.retention[upstream]  # the health check's metadata: what the UI shows
+        assert metadata["consumers"].value == {consumer.consumer_id: {"next_snapshot": consumer.next_snapshot,
+                                                                      "snapshots_behind": behind}}
+        assert metadata["max_consumer_lag"].value == behind
+    assert demo.retention["payments"]["consumers"].value == {}  # no incremental reader
