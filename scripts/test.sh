@@ -68,11 +68,11 @@ if [ "${LINT:-1}" != "0" ] || [ "${CI:-}" = true ]; then
   grep -E '^Contracts:' "$REPO/.cache/lint-imports.log" || true
 fi
 
-# the whole suite (no arguments) runs on 2 pytest-xdist workers; every test that may start a SparkSession or a Dagster
-# run in process stays on one of them (tests/conftest.py, xdist_group "spark"): one SparkSession per run.
+# the whole suite (no arguments) runs on 2 pytest-xdist workers, each test module whole on one of them
+# (--dist loadscope: a module's fixtures are built once; each worker has at most one SparkSession).
 # PYTEST_WORKERS=0 runs it in this one process.
 if [ "$#" -eq 0 ] && [ "${PYTEST_WORKERS:-2}" != 0 ]; then
-  set -- -n "${PYTEST_WORKERS:-2}" --dist loadgroup --durations=25
+  set -- -n "${PYTEST_WORKERS:-2}" --dist loadscope --durations=25
 fi
 echo "test.sh: pytest $*"
 set +e

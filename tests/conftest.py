@@ -53,9 +53,11 @@ def _unavailable(peer: str, reason: str, marker: Path) -> None:
     pytest.skip(f"{peer} missing: {reason}; {HOW_TO_BUILD}")
 
 
-JVM_GROUP_DIRS = ("dagster", "spark", "browser")
-JVM_GROUP_MARKS = ("spark", "dagster", "browser", "cluster")
-
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist workers start with COLUMNS=80 / LINES=24 in their environment, which the CLI takes as the user's
+    # terminal width (lakehouse_cli/output.py); a plain pytest run has none: the CLI's output must not depend on it
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _deselect_slow(config, items)
@@ -64,15 +66,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.interop)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
-        if _in_jvm_group(item):
-            # under pytest-xdist (scripts/test.sh: -n 2 --dist loadgroup) every test that may start a SparkSession
-            # or a Dagster run in process shares one worker, so a test run still has one SparkSession
-            item.add_marker(pytest.mark.xdist_group("spark"))
-
-
-def _in_jvm_group(item: pytest.Item) -> bool:
-    parts = Path(str(item.fspath)).relative_to(REPO / "tests").parts
-    return (len(parts) > 1 and parts[0] in JVM_GROUP_DIRS) or any(m in item.keywords for m in JVM_GROUP_MARKS)
 
 
 def _deselect_slow(config: pytest.Config, items: list[pytest.Item]) -> None:
