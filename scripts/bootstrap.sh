@@ -113,8 +113,7 @@ if [ "$stamp_base" != "$want" ] || ! extras_cover "$EXTRAS" "$stamp_extras"; the
   t=$SECONDS
   say "pip install -e '.[$EXTRAS]' into .venv (first time: ~1-2 min, mostly pyspark and dagster; log .cache/pip-venv.log)"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip || warn "pip could not upgrade itself"
-  # --no-compile: modules are byte-compiled on first import instead (pyspark alone ships ~2,000 .py files)
-  pip_visible venv "$VENV/bin/python" --no-compile -e ".[$EXTRAS]"
+  pip_visible venv "$VENV/bin/python" -e ".[$EXTRAS]"
   printf '%s\nextras=%s\n' "$want" "$EXTRAS" > "$VENV/.bootstrap-stamp"
   say ".venv ready in $((SECONDS - t)) s"
 else
