@@ -32,7 +32,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.spark.read_options import read_options
 from jobs.spark.reader import PaimonReader, PushdownReader, pinned_snapshot, read_schema
-from jobs.spark.sql import check_writable_options, session_options, stored_table, tag_session_table
+from jobs.spark.sql import check_writable_options, session_options, stored_table, tag_session_table, with_defaults
 from jobs.spark.stream_options import stream_options, wants_changelog
 from jobs.spark.stream_reader import PaimonStreamReader
 from jobs.spark.stream_writer import stream_writer
@@ -94,8 +94,8 @@ class PaimonDataSource(DataSource):
         return stream_writer(self._with_defaults(), schema, overwrite=overwrite)
 
     def _with_defaults(self) -> dict[str, str]:
-        """The session's catalog options (register_warehouse), then this load's own."""
-        return {**{k.lower(): v for k, v in self.defaults.items()}, **{k.lower(): v for k, v in self.options.items()}}
+        """The session's catalog options (register_warehouse; s3:// tables only), then this load's own."""
+        return with_defaults(self.options, self.defaults)
 
 
 def register_data_source(spark: SparkSession, *, defaults: dict[str, str] | None = None) -> None:

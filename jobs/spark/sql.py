@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
 from table_format import FileSystemCatalog, OptionError
+from table_format.io.factory import is_s3
 
 SESSION_TABLE_KEY = "paimon.table"  # field metadata key holding {"path": ..., "options": {...}}
 SECRET_OPTIONS = frozenset({"s3.access-key", "s3.secret-key", "s3.session-token", "s3.access.key", "s3.secret.key"})
@@ -54,12 +55,13 @@ def session_options(options: Mapping[str, str], schema: StructType, *,
                     defaults: Mapping[str, str] | None = None) -> dict[str, str]:
     """The options of a scan or write: ``defaults`` (register_warehouse's catalog options), then what the session
     table stored at CREATE TABLE, then the query's own (``WITH (...)``, ``.option(...)``), later ones winning."""
-    merged = {k.lower(): v for k, v in (defaults or {}).items()}
+    merged: dict[str, str] = {}
     stored = stored_table(schema)
     if stored is not None:
         merged.update(stored["options"])
         merged["path"] = stored["path"]
     merged.update({k.lower(): v for k, v in options.items()})
+    merged = with_defaults(merged, defaults)
     if "path" not in merged:
         raise OptionError(
             'format("paimon"): no table path. A catalog table made with a column list (CREATE TABLE t (a INT) '
@@ -67,6 +69,15 @@ def session_options(options: Mapping[str, str], schema: StructType, *,
             "CREATE TABLE t USING paimon OPTIONS (path '<warehouse>/<db>.db/<table>') without columns, or call "
             "jobs.spark.register_warehouse(spark, warehouse)")
     return merged
+
+
+def with_defaults(options: Mapping[str, str], defaults: Mapping[str, str] | None) -> dict[str, str]:
+    """``options`` over the session's catalog options (``s3.*`` of register_warehouse / spark_session): those apply
+    to tables on object stores only, so a local path written or read in the same session never gets them."""
+    own = {k.lower(): v for k, v in options.items()}
+    if not defaults or not is_s3(own.get("path", "")):
+        return own
+    return {**{k.lower(): v for k, v in defaults.items()}, **own}
 
 
 def check_writable_options(options: Mapping[str, str], *, path: str) -> None:

@@ -172,3 +172,20 @@ def test_primary_key_nulls_are_refused_with_the_column(spark, warehouse):
         write(df, table.path)
     assert table.latest_snapshot() is None
     assert not any("bucket-" in f for f in _files(table.path))
+
+
+def test_session_s3_defaults_leave_local_tables_alone(spark, tmp_path):
+    """register_warehouse(options=) / spark_session's s3.* catalog options apply to s3:// tables only: in the same
+    session a local table is written and read (batch and stream schema) without them."""
+    from jobs.spark import register_data_source
+
+    path = str(tmp_path / "wh" / "db.db" / "local")
+    register_data_source(spark, defaults={"s3.endpoint": "http://127.0.0.1:1", "s3.access-key": "k",
+                                          "s3.secret-key": "s", "s3.region": "us-east-1"})
+    try:
+        spark.range(5).selectExpr("id", "id * 2 AS v").write.format("paimon").mode("append").save(path)
+        assert sorted(r.v for r in spark.read.format("paimon").load(path).collect()) == [0, 2, 4, 6, 8]
+        assert spark.readStream.format("paimon").load(path).isStreaming
+    finally:
+        register_data_source(spark)
+    assert open_table(path).scan().to_arrow().num_rows == 5
