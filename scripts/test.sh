@@ -14,7 +14,7 @@ Paimon 0.9 / 2.0 / S3 oracles, the pypaimon 2.1 peer, the Spark executor venv an
 chromium; a second run takes seconds), lints (ruff, mypy table_format, lint-imports), then runs pytest with the
 given arguments (none: all of tests/). Exits non-zero on a lint error, a failing test, or when no test ran.
 
-  bash scripts/test.sh                                  # everything: ~50 min on a 2-core machine (what CI runs:
+  bash scripts/test.sh                                  # everything: ~30 min on a 2-core machine (what CI runs:
                                                         # bash .ci/run, CI=true), plus ~5 min of set-up the first time
   bash scripts/test.sh tests/cli                        # one suite
   bash scripts/test.sh tests/cli/test_cli_read.py -k filter   # one file, tests matching a name

@@ -26,7 +26,7 @@ def test_test_sh_help_prints_its_usage_and_does_nothing_else() -> None:
     usage = done.stdout
     assert usage.startswith("usage: bash scripts/test.sh [PYTEST ARGS...]")
     assert "bootstrap:" not in usage and "ruff" in usage and "pytest" in usage
-    assert "~50 min" in usage and "bash .ci/run" in usage
+    assert "~30 min" in usage and "bash .ci/run" in usage
     block = (ROOT / "pyproject.toml").read_text().split("markers = [", 1)[1].split("]", 1)[0]
     markers = set(re.findall(r'^\s*"(\w+):', block, re.MULTILINE))
     assert "interop" in markers and "slow" in markers
