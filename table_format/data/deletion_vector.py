@@ -52,8 +52,8 @@ def _positions_64(payload: bytes, source: str) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, np.int64)
 
 
-def decode_deletion_vector(blob: bytes, *, source: str) -> np.ndarray:
-    """Deleted positions from `int32 BE size | payload | int32 BE CRC` bytes."""
+def checked_payload(blob: bytes, *, source: str) -> bytes:
+    """The payload of `int32 BE size | payload | int32 BE CRC` bytes, its length and CRC checked."""
     if len(blob) < 8:
         raise CorruptMetadataError(f"deletion vector in {source} is truncated")
     size = struct.unpack_from(">i", blob, 0)[0]
@@ -63,6 +63,12 @@ def decode_deletion_vector(blob: bytes, *, source: str) -> np.ndarray:
     crc = struct.unpack_from(">I", blob, 4 + size)[0]
     if zlib.crc32(payload) & 0xFFFFFFFF != crc:
         raise CorruptMetadataError(f"deletion vector in {source} fails its CRC32 check")
+    return payload
+
+
+def decode_deletion_vector(blob: bytes, *, source: str) -> np.ndarray:
+    """Deleted positions from `int32 BE size | payload | int32 BE CRC` bytes."""
+    payload = checked_payload(blob, source=source)
     try:
         if struct.unpack_from(">i", payload, 0)[0] == MAGIC_32:
             return np.array(BitMap.deserialize(payload[4:]).to_array(), dtype=np.int64)

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from table_format.data.deletion_vector import MAGIC_32, MAGIC_64, decode_deletion_vector
+from table_format.data.deletion_vector import MAGIC_32, MAGIC_64, checked_payload, decode_deletion_vector
 from table_format.errors import CorruptMetadataError
 
 PUFFIN_MAGIC = b"PFA1"
@@ -38,14 +38,8 @@ class DeletionVectorBlob:
 
 def iceberg_blob(paimon_dv: bytes, *, source: str) -> bytes:
     """The `deletion-vector-v1` blob of one Paimon deletion vector (`int32 BE size | payload | int32 BE CRC`)."""
-    if len(paimon_dv) < 8:
-        raise CorruptMetadataError(f"deletion vector in {source} is truncated")
-    size = struct.unpack_from(">i", paimon_dv, 0)[0]
-    payload = paimon_dv[4:4 + size]
-    if len(payload) != size or len(paimon_dv) < 8 + size:
-        raise CorruptMetadataError(f"deletion vector in {source} is truncated (size {size})")
-    if zlib.crc32(payload) & 0xFFFFFFFF != struct.unpack_from(">I", paimon_dv, 4 + size)[0]:
-        raise CorruptMetadataError(f"deletion vector in {source} fails its CRC32 check")
+    payload = checked_payload(paimon_dv, source=source)
+    size = len(payload)
     if payload[:4] == DV_MAGIC:  # Paimon's 64-bit vector: already an Iceberg blob
         return paimon_dv[:8 + size]
     if size < 4 or struct.unpack_from(">i", payload, 0)[0] != MAGIC_32:
