@@ -86,23 +86,31 @@ def test_a_scan_stopped_early_cancels_the_splits_not_started(warehouse: str, mon
     t = _table(warehouse)
     reads: list[int] = []
     real_read = SplitReader.read
+    closed = threading.Event()  # a split started after the first waits for the scan to be closed: the machine's
+    # load cannot let more splits start before close() than the one free worker takes next
 
     def counted(self: SplitReader, split: object) -> pa.Table:
         reads.append(split.bucket)  # type: ignore[attr-defined]
+        if len(reads) > 1:
+            closed.wait(timeout=30)
         return real_read(self, split)  # type: ignore[arg-type]
 
     monkeypatch.setattr(SplitReader, "read", counted)
     pool = worker_pool("read")
+    size = pool_size("read")
     release = threading.Event()
-    busy = [pool.submit(release.wait) for _ in range(pool_size("read") - 1)]  # one worker left for the scan
+    busy = [pool.submit(release.wait) for _ in range(size - 1)]  # one worker left for the scan
     try:
         batches = t.scan().to_batches()  # type: ignore[attr-defined]
         assert next(batches).num_rows > 0
         batches.close()  # the splits queued behind the first are cancelled
     finally:
+        closed.set()
         release.set()
         for f in busy:
             f.result()
-    pool.submit(lambda: None).result()
+    every_worker = threading.Barrier(size)  # all workers meet here only once every task queued before has ended
+    for f in [pool.submit(every_worker.wait, 30) for _ in range(size)]:
+        f.result()
     assert len(reads) <= 2, reads  # the first split, and at most the one its worker took next; 8 splits in all
     assert t.scan(limit=10).to_arrow().num_rows == 10  # type: ignore[attr-defined]
