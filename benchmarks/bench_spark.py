@@ -8,7 +8,9 @@ Data source (sections ``write``, ``read``, in this process on ``--master``): sam
 JVM: id, a long, a short string, a double), same Parquet codec (``--codec``). Write: ``df.write.format("paimon")``
 into an append table vs ``df.write.parquet``; read: ``spark.read.format("paimon")`` vs ``spark.read.parquet``,
 both materialized with the ``noop`` sink (every row and column). Prints the best of R runs per phase and the ratios
-(issue 9 targets: read within 2x, write within 2x).
+(issue 9 targets: read within 2x, write within 2x). Section ``connector``: the same read table and appends of the
+same rows through Paimon's own Spark connector (0.9 on Spark 3.5, its own venv; skipped with a message when absent),
+each engine beside its own Parquet scan.
 
 Time to first result (section ``startup``): a fresh driver process per run (imports, JVM, session, first
 ``count()`` of a 385-row table, then a warm ``count()``), ``spark_session()`` + ``format("paimon")`` vs a plain
@@ -121,6 +123,60 @@ def bench_read(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec
             "filtered_read_default": unpruned, "filtered_read_pushdown": pruned,
             "filtered_pushdown_speedup_ratio": unpruned / pruned}
 
+
+
+SCAN_ALL = "sum(hash(id, v, s, x))"  # every row and column read, one row out: neither engine can prune
+GENERATED = "id, id * 7919 % 100003 AS v, concat('name-', id % 10007) AS s, id / 3.0d AS x"  # as narrow_rows
+
+
+def bench_vs_connector(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec: str) -> dict[str, float]:
+    """Ours vs Paimon's own Spark connector (Spark 3.5, its venv, local[2]) on the same tables: a scan of every
+    column of the read table (``SCAN_ALL``, sums checked equal) and appends of the same generated rows; each engine
+    also scans the same Parquet file, so the two Spark versions' own difference shows. Best of ``repeat`` after a
+    warm-up on both sides."""
+    if not PEER_JSON.is_file():
+        print(f"connector: skipped, no {PEER_JSON} (bash scripts/bootstrap.sh)")
+        return {}
+    catalog = FileSystemCatalog(str(root / "warehouse"))
+    catalog.create_database("bench", exist_ok=True)
+    if "r" not in catalog.list_tables("bench"):
+        bench_read(spark, root, rows=rows, repeat=1, codec=codec)
+    for name in ("ours_w", "peer_w"):
+        catalog.create_table(f"bench.{name}", NARROW, options={"file.compression": codec})
+    tables = root / "warehouse" / "bench.db"
+    parquet = str(root / "read.parquet")
+    ours_sum = spark.read.format("paimon").load(str(tables / "r")).selectExpr(SCAN_ALL).collect()[0][0]
+
+    def scan(reader: DataFrame) -> None:
+        reader.selectExpr(SCAN_ALL).collect()
+
+    ours = {
+        "read": best_of(repeat + 1, lambda: scan(spark.read.format("paimon").load(str(tables / "r")))),
+        "parquet_read": best_of(repeat + 1, lambda: scan(spark.read.parquet(parquet))),
+        "write": best_of(repeat + 1, lambda: spark.range(rows).selectExpr(*GENERATED.split(", "))
+                         .write.format("paimon").mode("append").save(str(tables / "ours_w"))),
+    }
+    statements = {"read": f"SELECT {SCAN_ALL} FROM paimon.bench.r",
+                  "parquet_read": f"SELECT {SCAN_ALL} FROM parquet.`{parquet}`",
+                  "write": f"INSERT INTO paimon.bench.peer_w SELECT {GENERATED} FROM range({rows})"}
+    order = [k for _ in range(repeat + 1) for k in statements]  # alternated; the first round warms up
+    spec = json.loads(PEER_JSON.read_text())
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "SPARK_HOME")}
+    env.update(SPARK_LOCAL_IP="127.0.0.1", PEER_CORES="2", PYSPARK_PYTHON=spec["python"])
+    answers = _run([spec["python"], str(PEER_DRIVER), spec["jar"], str(root / "warehouse"),
+                    json.dumps([statements[k] for k in order])], env)
+    peer_sums = {str(a["rows"][0][0]) for k, a in zip(order, answers, strict=True) if k == "read"}
+    assert peer_sums == {str(ours_sum)}, (peer_sums, ours_sum)  # the same rows read by both
+    theirs = {k: min(a["seconds"] for j, (o, a) in enumerate(zip(order, answers, strict=True))
+                     if o == k and j >= len(statements)) for k in statements}
+    print(f"connector: {spec['connector']} on pyspark {spec['pyspark']}, local[2]; scan sums equal ({ours_sum})")
+    return {"ours_scan": ours["read"], "connector_scan": theirs["read"],
+            "scan_vs_connector_ratio": ours["read"] / theirs["read"],
+            "ours_parquet_scan": ours["parquet_read"], "connector_parquet_scan": theirs["parquet_read"],
+            "scan_vs_parquet_ratio": ours["read"] / ours["parquet_read"],
+            "connector_scan_vs_parquet_ratio": theirs["read"] / theirs["parquet_read"],
+            "ours_append": ours["write"], "connector_append": theirs["write"],
+            "append_vs_connector_ratio": ours["write"] / theirs["write"]}
 
 PEER_JSON = REPO / ".cache" / "paimon-spark" / "peer.json"
 PEER_DRIVER = REPO / "tests" / "spark" / "peer" / "paimon_spark_driver.py"
@@ -393,7 +449,7 @@ def spark_sections(names: list[str], args: argparse.Namespace) -> dict[str, floa
     results: dict[str, float] = {}
     try:
         narrow_rows(spark, 100_000).write.format("noop").mode("overwrite").save()  # JVM warm-up
-        sections = {"write": bench_write, "read": bench_read}
+        sections = {"write": bench_write, "read": bench_read, "connector": bench_vs_connector}
         for name in names:
             results.update(sections[name](spark, root, rows=args.rows, repeat=args.repeat, codec=args.codec))
     finally:
@@ -430,8 +486,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--master", default=None, help="Spark master (default $SPARK_MASTER, then local[2])")
     parser.add_argument("--codec", default="zstd",
                         help="Parquet codec of both sides (zstd: Paimon's default; Spark's own default is snappy)")
-    parser.add_argument("--sections", default="startup,write,read,compaction,peer",
-                        help="comma-separated: startup, write, read, compaction, peer")
+    parser.add_argument("--sections", default="startup,write,read,connector,compaction,peer",
+                        help="comma-separated: startup, write, read, connector, compaction, peer")
     # large enough that Spark's fixed cost per job (0.1-0.3 s on local mode) does not hide the units' speed-up
     parser.add_argument("--compaction-rows", type=int, default=24_000_000)
     parser.add_argument("--buckets", type=int, default=16)
@@ -460,11 +516,11 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, float] = {}
     if "startup" in names:
         results.update(bench_startup(args))
-    if any(n in ("write", "read") for n in names):
-        results.update(spark_sections([n for n in names if n in ("write", "read")], args))
+    if any(n in ("write", "read", "connector") for n in names):
+        results.update(spark_sections([n for n in names if n in ("write", "read", "connector")], args))
     if any(n in ("compaction", "peer") for n in names):
         results.update(maintenance_sections(names, args))
-    rows = f"rows={args.rows:,} " if any(n in ("write", "read") for n in names) else ""
+    rows = f"rows={args.rows:,} " if any(n in ("write", "read", "connector") for n in names) else ""
     print(f"{rows}master={args.master or 'default'} codec={args.codec} repeat={args.repeat} (best of; startup: medians)")
     for key, value in results.items():
         unit = "x" if key.endswith("ratio") else "s"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 
 from table_format.errors import BranchDivergedError, BranchError, SnapshotNotFoundError
-from table_format.iceberg import sync_after_commit
 from table_format.io.paths import MAIN_BRANCH
 from table_format.maintenance.branch_refs import branch_names
 from table_format.maintenance.references import tag_names
@@ -206,6 +205,8 @@ def fast_forward(store: FileStore, name: str, *, force: bool = False) -> int:
     store.snapshots.commit_latest_hint(ids[-1])
     if target_name == MAIN_BRANCH:
         _drop_keeper(store, name)
+    from table_format.iceberg import sync_after_commit  # noqa: PLC0415 - lazy: readers never import Iceberg
+
     sync_after_commit(store)  # Iceberg metadata (main only) follows the new state
     return ids[-1]
 

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from table_format.alter import commit_schema_changes
-from table_format.branches import BRANCH_SUFFIX
 from table_format.data.file_index import FileIndexOptions
 from table_format.errors import (
     DatabaseNotFoundError,
@@ -24,20 +22,19 @@ from table_format.errors import (
     TableNotFoundError,
 )
 from table_format.features import check_table_features, check_write_features
-from table_format.iceberg import check_iceberg_writable, sync_after_commit
 from table_format.io.factory import file_io_for_uri, normalize_uri, path_of
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
 from table_format.io.paths import MAIN_BRANCH, SCHEMA_DIR, TablePaths
-from table_format.maintenance.post_commit import PostCommitMaintenance
-from table_format.merge import validate_merge_options
 from table_format.options import ChangelogProducer, CoreOptions, MergeEngine, check_option_keys
 from table_format.schema import TableSchema, build_schema
-from table_format.schema_evolution import SchemaChange, SetOption
 from table_format.store.file_store import FileStore
 from table_format.store.schema_manager import SchemaManager
 from table_format.table import Table
 from table_format.types import DataField
+
+if TYPE_CHECKING:
+    from table_format.schema_evolution import SchemaChange
 
 DB_SUFFIX = ".db"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
@@ -63,6 +60,8 @@ def split_branch(identifier: str) -> tuple[str, str | None]:
     """'db.t$branch_x' -> ('db.t', 'x'); 'db.t' -> ('db.t', None)."""
     if not isinstance(identifier, str) or "$" not in identifier:
         return identifier, None
+    from table_format.branches import BRANCH_SUFFIX  # noqa: PLC0415 - lazy: opening a table needs no branches
+
     base, _, suffix = identifier.partition("$")
     if not suffix.startswith(BRANCH_SUFFIX[1:]) or len(suffix) == len(BRANCH_SUFFIX) - 1:
         raise SchemaError(
@@ -186,6 +185,8 @@ class FileSystemCatalog:
         )
         _validate_options(table_schema.options, table_schema, identifier)
         paths = TablePaths(self._table_path(db, name))
+        from table_format.maintenance.post_commit import PostCommitMaintenance  # noqa: PLC0415 - lazy (writes only)
+
         # the options of the maintenance after each commit, checked now rather than at the first commit
         PostCommitMaintenance(FileStore(identifier=identifier, file_io=self.file_io, paths=paths, schema=table_schema),
                               commit_user="create-table")
@@ -197,6 +198,11 @@ class FileSystemCatalog:
         """Apply `changes` as one new schema version (schema/schema-N, like Java's SchemaManager.commitChanges);
         returns the table at that schema. Refused changes raise SchemaError / OptionError and write nothing.
         Files keep the schema they were written with; reads map them to the new one by field id."""
+        from table_format.alter import commit_schema_changes  # noqa: PLC0415 - lazy: readers never alter
+        from table_format.iceberg import check_iceberg_writable, sync_after_commit  # noqa: PLC0415
+        from table_format.maintenance.post_commit import PostCommitMaintenance  # noqa: PLC0415
+        from table_format.schema_evolution import SetOption  # noqa: PLC0415
+
         table = self.load_table(identifier)
 
         def validate(schema: TableSchema) -> None:
@@ -251,6 +257,8 @@ def _validate_options(options: Mapping[str, str], schema: Any, identifier: str) 
     for col in parsed.sequence_fields:
         if col not in schema.field_names:
             raise SchemaError(f"table {identifier!r}: option 'sequence.field' names unknown column {col!r}")
+    from table_format.merge import validate_merge_options  # noqa: PLC0415 - lazy: checked on create/alter only
+
     validate_merge_options(schema, table=identifier)  # merge engine, aggregate functions, sequence groups
     FileIndexOptions.parse(options, schema.fields, table=repr(identifier))  # bloom-filter columns and settings
     if parsed.deletion_vectors_enabled and parsed.merge_engine == MergeEngine.FIRST_ROW:

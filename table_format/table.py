@@ -17,33 +17,28 @@ import numpy as np
 import pyarrow as pa
 
 from table_format.arrow_types import to_arrow_schema, to_arrow_type
-from table_format.branches import branch_store, create_branch, delete_branch, fast_forward, list_branches
 from table_format.bucket import bucket_of, hash_rows
 from table_format.errors import SchemaError, SnapshotNotFoundError
-from table_format.iceberg import IcebergOptions, check_iceberg_writable, sync_iceberg
-from table_format.maintenance.actions import MaintenanceActions
-from table_format.maintenance.consumers import Consumer, delete_consumer, list_consumers, read_consumer, set_consumer
-from table_format.maintenance.post_commit import PostCommitMaintenance
-from table_format.maintenance.results import DeleteTagResult, RollbackResult
-from table_format.maintenance.tags import create_tag, delete_tag, list_tags, rollback_to
 from table_format.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, tag_from_json
 from table_format.options import BucketMode
 from table_format.predicate import Predicate, parse_filter
-from table_format.scan.changes import ChangeSplit, plan_changes, read_change_split, read_changes
 from table_format.scan.lookup import lookup as lookup_keys
 from table_format.scan.planner import plan_splits
 from table_format.scan.reader import SplitReader
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
 from table_format.store.partition_spec import partition_spec_filter
-from table_format.system_tables import system_table
 from table_format.workers import pool_size, worker_pool
-from table_format.write.commit import FileStoreCommit, Overwrite
 from table_format.write.commit_message import CommitMessage
-from table_format.write.table_write import TableWrite
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from table_format.maintenance.actions import MaintenanceActions
+    from table_format.maintenance.consumers import Consumer
+    from table_format.maintenance.results import DeleteTagResult, RollbackResult
+    from table_format.scan.changes import ChangeSplit
+    from table_format.write.table_write import TableWrite
 
 
 class TableScan:
@@ -231,6 +226,7 @@ class Table:
 
         `merged=True`: the records of a key in the range merged, as Paimon 0.9's audit log reads them;
         `merged=False`: every record written in the range, as Paimon >= 1.1 reads them (docs/paimon-versions.md)."""
+        from table_format.scan.changes import read_changes  # noqa: PLC0415 - lazy: readers skip it
         return read_changes(self.store, start_snapshot_id, end_snapshot_id, columns=columns, merged=merged)
 
     def change_splits(self, start_snapshot_id: int, end_snapshot_id: int | None = None, *,
@@ -238,6 +234,7 @@ class Table:
         """`changes` planned as picklable splits (one (partition, bucket) each) to read apart with
         `read_changes_split`; their rows together are those of `changes` with the same `merged` (the Spark data
         source reads them in parallel)."""
+        from table_format.scan.changes import plan_changes  # noqa: PLC0415 - lazy: readers skip it
         return plan_changes(self.store, start_snapshot_id, end_snapshot_id, merged=merged)
 
     # ---- writing -------------------------------------------------------------------------
@@ -246,6 +243,7 @@ class Table:
         """A writer for a two-phase commit. `schema_mode="merge"`: input columns the table lacks are added and
         safe widenings applied; the evolved schema is published by `prepare_commit` (see write/schema_merge.py).
         `sequence_slot=(slot, slots)`: one of several writers of the same buckets in one commit (TableWrite)."""
+        from table_format.write.table_write import TableWrite  # noqa: PLC0415 - lazy: readers skip it
         return TableWrite(self.store, ignore_previous_files=overwrite, schema_mode=schema_mode,
                           sequence_slot=sequence_slot)
 
@@ -266,6 +264,9 @@ class Table:
         consumers, snapshots, partitions and tags, automatic tags, by the table options; mostly skipped on
         ``write-only`` tables). Its failures are logged, not raised: the commit has landed.
         """
+        from table_format.maintenance.post_commit import PostCommitMaintenance  # noqa: PLC0415 - lazy: writes only
+        from table_format.write.commit import FileStoreCommit, Overwrite  # noqa: PLC0415
+
         over = None
         if overwrite or overwrite_partitions is not None:
             over = Overwrite(None if overwrite_partitions is None else self.partition_filter(overwrite_partitions))
@@ -293,6 +294,8 @@ class Table:
     @cached_property
     def maintenance(self) -> MaintenanceActions:
         """compact, expire_snapshots, remove_orphan_files, rescale; destructive ones default to dry runs."""
+        from table_format.maintenance.actions import MaintenanceActions  # noqa: PLC0415 - lazy: readers skip it
+
         return MaintenanceActions(self.store, on_schema_change=self._adopt_store)
 
     def _adopt_store(self, store: FileStore) -> None:
@@ -312,14 +315,17 @@ class Table:
     def create_tag(self, name: str, *, snapshot_id: int | None = None,
                    time_retained: datetime.timedelta | None = None) -> int:
         """Tag a snapshot (default: the latest) so that its files outlive expiration; returns the snapshot id."""
+        from table_format.maintenance.tags import create_tag  # noqa: PLC0415 - lazy: readers skip it
         return create_tag(self.store, name, snapshot_id=snapshot_id, time_retained=time_retained)
 
     def delete_tag(self, name: str, *, dry_run: bool = False) -> DeleteTagResult:
         """Delete a tag, and the files only it still kept alive (a dry run only reports them)."""
+        from table_format.maintenance.tags import delete_tag  # noqa: PLC0415 - lazy: readers skip it
         return delete_tag(self.store, name, dry_run=dry_run)
 
     def tags(self) -> dict[str, int]:
         """Tag name -> snapshot id."""
+        from table_format.maintenance.tags import list_tags  # noqa: PLC0415 - lazy: readers skip it
         return list_tags(self.store)
 
     def rollback_to(self, *, snapshot_id: int | None = None, tag: str | None = None,
@@ -328,34 +334,43 @@ class Table:
 
         A dry run reports what would be removed and changes nothing.
         """
+        from table_format.maintenance.tags import rollback_to  # noqa: PLC0415 - lazy: readers skip it
         return rollback_to(self.store, snapshot_id=snapshot_id, tag=tag, dry_run=dry_run)
 
     # ---- consumers (Paimon's consumer/consumer-<id>: expiration keeps what a consumer has not read) -------------
     def consumers(self) -> list[Consumer]:
         """Every registered consumer, sorted by id."""
+        from table_format.maintenance.consumers import list_consumers  # noqa: PLC0415 - lazy: readers skip it
         return list_consumers(self.store)
 
     def consumer(self, consumer_id: str) -> Consumer | None:
         """Consumer `consumer_id`, None when it is not registered (or expired by ``consumer.expiration-time``)."""
+        from table_format.maintenance.consumers import read_consumer  # noqa: PLC0415 - lazy: readers skip it
         return read_consumer(self.store, consumer_id)
 
     def set_consumer(self, consumer_id: str, *, next_snapshot: int) -> Consumer:
         """Register or advance a consumer: snapshots from `next_snapshot` on survive snapshot expiration."""
+        from table_format.maintenance.consumers import set_consumer  # noqa: PLC0415 - lazy: readers skip it
         return set_consumer(self.store, consumer_id, next_snapshot=next_snapshot)
 
     def delete_consumer(self, consumer_id: str) -> bool:
         """Unregister a consumer; False when it did not exist."""
+        from table_format.maintenance.consumers import delete_consumer  # noqa: PLC0415 - lazy: readers skip it
         return delete_consumer(self.store, consumer_id)
 
     # ---- Iceberg-compatible metadata (metadata.iceberg.storage) ------------------------------------------------
     def iceberg_metadata_dir(self) -> str | None:
         """Where Iceberg readers find this table's metadata (``.../metadata``), None when the table writes none."""
+        from table_format.iceberg import IcebergOptions  # noqa: PLC0415 - lazy: readers never import Iceberg
+
         opts = IcebergOptions.of(self.store)
         return None if opts is None else opts.metadata_dir
 
     def sync_iceberg(self) -> int | None:
         """Write Iceberg metadata for the latest snapshot now (every commit does it by itself; this catches up a
         table whose metadata a failed or foreign write left behind). The version written, None if up to date."""
+        from table_format.iceberg import check_iceberg_writable, sync_iceberg  # noqa: PLC0415 - lazy
+
         check_iceberg_writable(self.store)
         return sync_iceberg(self.store)
 
@@ -367,32 +382,39 @@ class Table:
 
     def branch(self, name: str) -> Table:
         """Branch `name` of this table as a Table: its scans, writes, commits, maintenance and tags act on it."""
+        from table_format.branches import branch_store  # noqa: PLC0415 - lazy: readers skip it
         return Table(branch_store(self.store, name))
 
     def branches(self) -> list[str]:
         """Names of the branches other than main, sorted."""
+        from table_format.branches import list_branches  # noqa: PLC0415 - lazy: readers skip it
         return list_branches(self.store)
 
     def create_branch(self, name: str, *, tag: str | None = None, from_latest: bool = False) -> None:
         """A new branch: without `tag` the latest schema and no snapshot (as Java); from a tag it starts at the
         tag's snapshot; `from_latest=True` at the latest snapshot, through tag ``branch-<name>-base``."""
+        from table_format.branches import create_branch  # noqa: PLC0415 - lazy: readers skip it
         create_branch(self.store, name, tag=tag, from_latest=from_latest)
 
     def delete_branch(self, name: str) -> None:
+        from table_format.branches import delete_branch  # noqa: PLC0415 - lazy: readers skip it
         delete_branch(self.store, name)
 
     def fast_forward(self, name: str, *, force: bool = False) -> int:
         """This branch takes branch `name`'s state (Java's fastForward); BranchDivergedError, naming both snapshot
         ids, when this branch committed after the branch point, unless `force=True`. Returns the latest snapshot."""
+        from table_format.branches import fast_forward  # noqa: PLC0415 - lazy: readers skip it
         return fast_forward(self.store, name, force=force)
 
     # ---- system tables -------------------------------------------------------------------
     def system_table(self, name: str) -> pa.Table:
+        from table_format.system_tables import system_table  # noqa: PLC0415 - lazy: readers skip it
         return system_table(self.store, name)
 
 
 def read_changes_split(table: Table, split: ChangeSplit, *, columns: Sequence[str] | None = None) -> pa.Table:
     """Read one split of `table.change_splits(...)` (what an executor calls), with `_row_kind`."""
+    from table_format.scan.changes import read_change_split  # noqa: PLC0415 - lazy: readers skip it
     return read_change_split(table.store, split, columns=columns)
 
 

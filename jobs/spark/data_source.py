@@ -17,28 +17,22 @@ Streams: ``spark.readStream.format("paimon")`` (jobs/spark/stream_reader.py, opt
 
 from __future__ import annotations
 
-import dataclasses
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-from pyspark.sql import SparkSession
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    DataSourceStreamReader,
-    DataSourceStreamWriter,
-    DataSourceWriter,
-)
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.datasource import DataSource
 
-from jobs.spark.read_options import read_options
-from jobs.spark.reader import PaimonReader, PushdownReader, pinned_snapshot, read_schema
-from jobs.spark.sql import check_writable_options, session_options, stored_table, tag_session_table, with_defaults
-from jobs.spark.stream_options import stream_options, wants_changelog
-from jobs.spark.stream_reader import PaimonStreamReader
-from jobs.spark.stream_writer import stream_writer
-from jobs.spark.types import spark_schema
-from jobs.spark.writer import PaimonWriter, plan_write
-from table_format import SchemaError
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.datasource import (
+        DataSourceReader,
+        DataSourceStreamReader,
+        DataSourceStreamWriter,
+        DataSourceWriter,
+    )
+    from pyspark.sql.types import StructType
+
+# Spark starts a Python worker per planning step (create the source, plan the read) and per task, and each imports
+# this module: it imports only what the step at hand needs, on first use (reads never import the writers).
 
 FORMAT = "paimon"
 ROW_KIND = "_row_kind"
@@ -55,6 +49,16 @@ class PaimonDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
+        import pyarrow as pa  # noqa: PLC0415 - lazy (see the imports)
+        from pyspark.sql.types import StringType, StructField, StructType  # noqa: PLC0415
+
+        from jobs.spark.read_options import read_options  # noqa: PLC0415
+        from jobs.spark.reader import pinned_snapshot, read_schema  # noqa: PLC0415
+        from jobs.spark.sql import tag_session_table  # noqa: PLC0415
+        from jobs.spark.stream_options import wants_changelog  # noqa: PLC0415
+        from jobs.spark.types import spark_schema  # noqa: PLC0415
+        from table_format import SchemaError  # noqa: PLC0415
+
         opts = read_options(self._with_defaults())
         table = opts.open_table()
         arrow = read_schema(table, opts)
@@ -74,6 +78,12 @@ class PaimonDataSource(DataSource):
         return tag_session_table(schema, self.options)  # CREATE TABLE: the path kept in the catalog (jobs/spark/sql.py)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        import dataclasses  # noqa: PLC0415 - lazy (see the imports)
+
+        from jobs.spark.read_options import read_options  # noqa: PLC0415
+        from jobs.spark.reader import PaimonReader, PushdownReader  # noqa: PLC0415
+        from jobs.spark.sql import session_options, stored_table  # noqa: PLC0415
+
         merged = session_options(self.options, schema, defaults=self.defaults)
         if stored_table(schema) is not None and "columns" not in merged:  # a session table: its catalog columns
             merged["columns"] = ",".join(f.name for f in schema.fields if f.name != ROW_KIND)
@@ -83,18 +93,28 @@ class PaimonDataSource(DataSource):
         return (PushdownReader if options.pushdown else PaimonReader)(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from jobs.spark.sql import check_writable_options, session_options  # noqa: PLC0415 - lazy (see the imports)
+        from jobs.spark.writer import PaimonWriter, plan_write  # noqa: PLC0415
+
         options = session_options(self.options, schema, defaults=self.defaults)
         check_writable_options(options, path=options["path"])
         return PaimonWriter(plan_write(options, schema, overwrite=overwrite))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - pyspark's name
+        from jobs.spark.stream_options import stream_options  # noqa: PLC0415 - lazy (see the imports)
+        from jobs.spark.stream_reader import PaimonStreamReader  # noqa: PLC0415
+
         return PaimonStreamReader(stream_options(self._with_defaults()), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        from jobs.spark.stream_writer import stream_writer  # noqa: PLC0415 - lazy (see the imports)
+
         return stream_writer(self._with_defaults(), schema, overwrite=overwrite)
 
     def _with_defaults(self) -> dict[str, str]:
         """The session's catalog options (register_warehouse; s3:// tables only), then this load's own."""
+        from jobs.spark.sql import with_defaults  # noqa: PLC0415 - lazy (see the imports)
+
         return with_defaults(self.options, self.defaults)
 
 

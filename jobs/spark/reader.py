@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
@@ -22,7 +22,10 @@ from jobs.spark.filters import Condition, split_filters
 from jobs.spark.read_options import ReadOptions
 from jobs.spark.threads import limit_to_task
 from jobs.spark.types import exchange_schema, to_exchange
-from table_format import ChangeSplit, DataSplit, Table, iter_split, read_changes_split
+from table_format import DataSplit, Table, iter_split
+
+if TYPE_CHECKING:
+    from table_format import ChangeSplit
 
 BATCH_ROWS = 65536
 ROW_KIND_COLUMN = "_row_kind"
@@ -71,6 +74,8 @@ class PaimonReader(DataSourceReader):
         table = self.options.open_table()
         columns = list(self.options.columns) if self.options.columns else None
         if isinstance(partition, ChangesPartition):
+            from table_format import read_changes_split  # noqa: PLC0415 - lazy: incremental reads only
+
             for change in partition.splits:
                 yield from _batches(read_changes_split(table, change, columns=columns), target)
             return

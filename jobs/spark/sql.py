@@ -19,8 +19,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
-from table_format import FileSystemCatalog, OptionError
-from table_format.io.factory import is_s3
+from table_format import OptionError
 
 SESSION_TABLE_KEY = "paimon.table"  # field metadata key holding {"path": ..., "options": {...}}
 SECRET_OPTIONS = frozenset({"s3.access-key", "s3.secret-key", "s3.session-token", "s3.access.key", "s3.secret.key"})
@@ -74,6 +73,8 @@ def session_options(options: Mapping[str, str], schema: StructType, *,
 def with_defaults(options: Mapping[str, str], defaults: Mapping[str, str] | None) -> dict[str, str]:
     """``options`` over the session's catalog options (``s3.*`` of register_warehouse / spark_session): those apply
     to tables on object stores only, so a local path written or read in the same session never gets them."""
+    from table_format.io.factory import is_s3  # noqa: PLC0415 - lazy: spark_session() loads no table code
+
     own = {k.lower(): v for k, v in options.items()}
     if not defaults or not is_s3(own.get("path", "")):
         return own
@@ -123,6 +124,8 @@ def register_warehouse(spark: SparkSession, warehouse: str, *, databases: Sequen
     from jobs.spark.data_source import register_data_source  # noqa: PLC0415 - data_source imports this module
 
     catalog_options = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    from table_format import FileSystemCatalog  # noqa: PLC0415 - lazy: spark_session() loads no table code
+
     catalog = FileSystemCatalog(warehouse, options=catalog_options or None)
     known = catalog.list_databases()
     chosen = list(databases) if databases is not None else known

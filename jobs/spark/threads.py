@@ -9,7 +9,6 @@ executors' environment (``spark.executorEnv.POLARS_MAX_THREADS``, default ``spar
 
 from __future__ import annotations
 
-import pyarrow as pa
 from pyspark import TaskContext
 
 POLARS_THREADS_ENV = "POLARS_MAX_THREADS"
@@ -21,6 +20,8 @@ def limit_to_task() -> int:
     context = TaskContext.get()
     if context is None:
         return 0
+    import pyarrow as pa  # noqa: PLC0415 - a task's worker has it already; the driver's spark_session() does not
+
     cpus = max(1, int(context.cpus()))
     if pa.cpu_count() != cpus:
         pa.set_cpu_count(cpus)

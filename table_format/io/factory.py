@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from table_format.errors import OptionError
 from table_format.io.file_io import FileIO
 from table_format.io.lock import CommitLock
-from table_format.io.s3_config import S3Config
-from table_format.io.s3_file_io import S3FileIO
 
 S3_SCHEMES = ("s3://", "s3a://")
 _LOCAL_HOSTS = ("", "localhost")
@@ -43,6 +41,9 @@ def file_io_for_uri(
     """(FileIO, path inside its store) for `uri`; `options` are catalog options (`s3.*`, see s3_config)."""
     uri = normalize_uri(uri)
     if is_s3(uri):
+        from table_format.io.s3_config import S3Config  # noqa: PLC0415 - lazy: local tables never load S3
+        from table_format.io.s3_file_io import S3FileIO  # noqa: PLC0415
+
         return S3FileIO(S3Config.resolve(options), commit_lock=commit_lock), path_of(uri)
     if options:
         raise OptionError(f"catalog options {sorted(options)} apply to s3:// warehouses only, not {uri!r}")

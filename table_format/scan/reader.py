@@ -26,7 +26,6 @@ from table_format.arrow_types import to_arrow_field
 from table_format.data.file_reader import iter_data_file, read_data_file
 from table_format.errors import SchemaError
 from table_format.lsm.key_ranges import SYSTEM_ROW_BYTES, concat_pieces, estimated_bytes, file_key_ranges, row_bytes
-from table_format.merge import merge_kv, merge_spec
 from table_format.meta.manifest import DataFileMeta
 from table_format.options import MergeEngine
 from table_format.predicate import Predicate
@@ -60,7 +59,11 @@ class SplitReader:
             else None
         self.sequence_fields = list(store.options.sequence_fields) if store.has_primary_key else []
         self.read_columns = needed
-        self.merge_spec = merge_spec(schema, table=store.identifier) if store.has_primary_key else None
+        self.merge_spec = None
+        if store.has_primary_key:
+            from table_format.merge import merge_spec  # noqa: PLC0415 - lazy: reads of append tables never merge
+
+            self.merge_spec = merge_spec(schema, table=store.identifier)
         # the merge engine may need more columns than projected: keys, sequence.field, sequence groups
         self.merge_columns = self.merge_spec.required_columns(needed) if self.merge_spec is not None else needed
         # Java 0.9 filters keys by file and row-group statistics only, and merges every row it read: the rows of
@@ -144,6 +147,8 @@ class SplitReader:
         excluded = data.filter(pc.invert(mask_array))
         kinds = excluded.column(VALUE_KIND)
         if pc.any(pc.is_in(kinds, pa.array([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)], pa.int8()))).as_py():
+            from table_format.merge import merge_kv  # noqa: PLC0415 - lazy: reads of append tables never merge
+
             merge_kv(excluded, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                      table=self.store.identifier, spec=self.merge_spec)
         return data.filter(mask_array)
@@ -167,6 +172,8 @@ class SplitReader:
             if seq_ordered:  # input order is sequence order (see _merge)
                 data = self._numbered(data)
             data = self._key_filter(data)
+            from table_format.merge import merge_kv  # noqa: PLC0415 - lazy: reads of append tables never merge
+
             yield merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                            seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec,
                            columns=self.read_columns)
@@ -221,6 +228,8 @@ class SplitReader:
         if seq_ordered:
             data = self._numbered(data)
         data = self._key_filter(data)
+        from table_format.merge import merge_kv  # noqa: PLC0415 - lazy: reads of append tables never merge
+
         return merge_kv(data, schema=self.store.schema, options=self.store.options, drop_retractions=True,
                         seq_ordered=seq_ordered, table=self.store.identifier, spec=self.merge_spec,
                         columns=self.read_columns)
