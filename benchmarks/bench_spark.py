@@ -126,7 +126,7 @@ def bench_read(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec
 
 
 SCAN_ALL = "sum(hash(id, v, s, x))"  # every row and column read, one row out: neither engine can prune
-GENERATED = "id, id * 7919 % 100003 AS v, concat('name-', id % 10007) AS s, id / 3.0d AS x"  # as narrow_rows
+GENERATED = ("id", "id * 7919 % 100003 AS v", "concat('name-', id % 10007) AS s", "id / 3.0d AS x")  # narrow_rows
 
 
 def bench_vs_connector(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec: str) -> dict[str, float]:
@@ -153,12 +153,12 @@ def bench_vs_connector(spark: SparkSession, root: Path, *, rows: int, repeat: in
     ours = {
         "read": best_of(repeat + 1, lambda: scan(spark.read.format("paimon").load(str(tables / "r")))),
         "parquet_read": best_of(repeat + 1, lambda: scan(spark.read.parquet(parquet))),
-        "write": best_of(repeat + 1, lambda: spark.range(rows).selectExpr(*GENERATED.split(", "))
+        "write": best_of(repeat + 1, lambda: spark.range(rows).selectExpr(*GENERATED)
                          .write.format("paimon").mode("append").save(str(tables / "ours_w"))),
     }
     statements = {"read": f"SELECT {SCAN_ALL} FROM paimon.bench.r",
                   "parquet_read": f"SELECT {SCAN_ALL} FROM parquet.`{parquet}`",
-                  "write": f"INSERT INTO paimon.bench.peer_w SELECT {GENERATED} FROM range({rows})"}
+                  "write": f"INSERT INTO paimon.bench.peer_w SELECT {', '.join(GENERATED)} FROM range({rows})"}
     order = [k for _ in range(repeat + 1) for k in statements]  # alternated; the first round warms up
     spec = json.loads(PEER_JSON.read_text())
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "SPARK_HOME")}
