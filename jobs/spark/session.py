@@ -13,10 +13,12 @@ import os
 import sys
 import time
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from jobs.spark.data_source import register_data_source
 from jobs.spark.shipping import ship_code
+from jobs.spark.spark_home import worker_friendly_spark_home
 from jobs.spark.sql import register_warehouse
 from jobs.spark.threads import POLARS_THREADS_ENV
 
@@ -51,15 +53,19 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
     """A SparkSession (created, or the active one) with the ``paimon`` data source registered.
 
     ``master`` defaults to ``$SPARK_MASTER``, then ``local[2]``. ``conf`` adds or overrides Spark settings.
-    Sets ``SPARK_LOCAL_IP`` and ``PYSPARK_PYTHON`` (to this interpreter) when they are unset, before the JVM starts.
+    Sets ``SPARK_LOCAL_IP`` and ``PYSPARK_PYTHON`` (to this interpreter) when they are unset, before the JVM starts;
+    on a local master also ``SPARK_HOME`` when unset (jobs/spark/spark_home.py: Python workers that start faster).
     ``warehouse``: also ``register_warehouse(spark, warehouse)`` (session tables ``db.table`` for ``spark.sql``).
     On a ``spark://`` master, waits up to ``executor_timeout`` seconds for a first executor, then stops the session
     and raises ExecutorsNotGrantedError naming the executor size asked for.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.master(master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER)
-    builder = builder.appName(app_name)
+    master = master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
+    home = worker_friendly_spark_home(master)
+    if home is not None and SparkContext._active_spark_context is None:  # before a JVM starts (jobs/spark/spark_home.py)
+        os.environ["SPARK_HOME"] = home
+    builder = SparkSession.builder.master(master).appName(app_name)
     settings = {**_CONF, **(conf or {})}
     polars_threads = f"spark.executorEnv.{POLARS_THREADS_ENV}"
     if polars_threads not in (conf or {}):  # a task's cores (jobs/spark/threads.py)
