@@ -25,7 +25,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from jobs.spark import spark_session, write_detailed
 from jobs.spark.driver_read import driver_frame
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
-from lakehouse_assets.handlers.spark_lineage import column_sources
+from lakehouse_assets.handlers.spark_lineage import column_sources, register_local_read
 from lakehouse_assets.incremental import ChangeStep
 from lakehouse_assets.metadata import spark_write_metadata
 from table_format import FileSystemCatalog, SchemaChange, Table
@@ -67,6 +67,7 @@ class SparkHandler(PaimonTypeHandler):
              snapshot_id: int | None) -> DataFrame:
         local = driver_frame(spark_session(), table.scan(filter=filter, columns=columns, snapshot_id=snapshot_id))
         if local is not None:  # small: read in process, no data-source workers
+            register_local_read(local, table.uri)  # column lineage follows it as it follows a paimon relation
             return local
         reader = _reader(table, columns)
         if snapshot_id is not None:
