@@ -128,8 +128,9 @@ class PaimonIOManager(dg.ConfigurableIOManager):
         audit = wants_audit(context.definition_metadata, where)
         try:
             target = open_audit_branch(table, context.run_id) if audit else table  # write-audit-publish: audit.py
-            snapshot_id = handler.write(catalog, target, data, mode="overwrite" if mode == "overwrite" else "append",
-                                        overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
+            snapshot_id, write_details = handler.write_with_metadata(
+                catalog, target, data, mode="overwrite" if mode == "overwrite" else "append",
+                overwrite_partitions=overwrite_partitions, schema_mode=self.schema_mode)
         except BaseException:
             if audit and catalog.table_exists(spec.identifier):
                 discard_audit_branch(catalog.load_table(spec.identifier), context.run_id)
@@ -144,6 +145,7 @@ class PaimonIOManager(dg.ConfigurableIOManager):
             metadata.update(audit_metadata(table, written))
         metadata["paimon/write_mode"] = mode
         metadata["paimon/committed"] = snapshot_id is not None
+        metadata.update(write_details)
         lineage = declared_lineage(context.definition_metadata, where) or lineage_of_sources(
             handler.column_sources(data))
         if lineage is not None:

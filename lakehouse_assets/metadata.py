@@ -88,3 +88,18 @@ def table_metadata(table: Table, *, partition_filter: Any = None, snapshot_id: i
         metadata = {k: v for k, v in metadata.items() if k not in COMMIT_KEYS}
         metadata["paimon/committed"] = False
     return metadata
+
+
+SPARK_WRITE_PATH = "paimon/spark_write_path"  # "driver" (collected as Arrow, written in process) | "distributed"
+
+
+def spark_write_metadata(*, path: str, estimated_bytes: int | None, driver_max_bytes: int) -> dict[str, Any]:
+    """How a Spark DataFrame was written (jobs.spark.write_detailed): the path, Spark's size estimate of its plan
+    (left out when Spark could not size it) and the threshold that chose the path."""
+    metadata: dict[str, Any] = {
+        SPARK_WRITE_PATH: path,
+        "paimon/spark_driver_max_bytes": dg.MetadataValue.int(driver_max_bytes),
+    }
+    if estimated_bytes is not None:
+        metadata["paimon/spark_estimated_bytes"] = dg.MetadataValue.int(estimated_bytes)
+    return metadata

@@ -9,7 +9,7 @@ usage() {
   cat <<'USAGE'
 usage: bash scripts/test.sh [PYTEST ARGS...]
 
-Installs what the tests need (scripts/bootstrap.sh: .venv with the dev,spark,dagster extras, JDK 17, the Java
+Installs what the tests need (scripts/bootstrap.sh: .venv with the dev,spark,dagster,dg extras, JDK 17, the Java
 Paimon 0.9 / 2.0 / S3 oracles, the pypaimon 2.1 peer, the Spark executor venv and Paimon's Spark connector peer,
 chromium; a second run takes seconds), lints (ruff, mypy table_format, lint-imports), then runs pytest with the
 given arguments (none: all of tests/). Exits non-zero on a lint error, a failing test, or when no test ran.

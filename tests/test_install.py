@@ -23,7 +23,7 @@ def test_the_extras_the_readme_installs_exist() -> None:
     defined = set(re.findall(r"^(\w+) = \[", extras_block, re.MULTILINE))
     named = {e for group in re.findall(r"pip install '/path/to/repo\[([\w,]+)\]'", _install_block())
              for e in group.split(",")}
-    assert named == {"dagster", "spark", "s3"} and named <= defined
+    assert named == {"dagster", "spark", "s3", "dg"} and named <= defined
 
 
 def test_lakehouse_assets_without_dagster_names_the_extra() -> None:

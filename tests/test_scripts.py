@@ -92,15 +92,15 @@ def test_runtime_bootstrap_installs_only_what_the_demo_runs(tmp_path: Path) -> N
 
     # test.sh's venv (the dev extra too) satisfies the demo: no reinstall back and forth
     stamp = repo / ".venv" / ".bootstrap-stamp"
-    stamp.write_text(stamp.read_text().replace("extras=spark,dagster", "extras=dev,spark,dagster"))
+    stamp.write_text(stamp.read_text().replace("extras=spark,dagster", "extras=dev,spark,dagster,dg"))
     assert ".venv up to date" in _bootstrap(repo, "--runtime") and _pip_installs(repo) == []
 
     # pyproject.toml changed: the runtime reinstall keeps the dev extra the venv had
     with open(repo / "pyproject.toml", "a") as f:
         f.write("\n# changed\n")
     _bootstrap(repo, "--runtime")
-    assert [c.split()[-1] for c in _pip_installs(repo)] == [".[spark,dagster,dev]"]
-    assert stamp.read_text().splitlines()[1] == "extras=spark,dagster,dev"
+    assert [c.split()[-1] for c in _pip_installs(repo)] == [".[spark,dagster,dev,dg]"]
+    assert stamp.read_text().splitlines()[1] == "extras=spark,dagster,dev,dg"
 
 
 def test_demo_and_ui_bootstrap_the_runtime_only() -> None:

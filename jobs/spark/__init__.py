@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jobs.spark.data_source import register_data_source
     from jobs.spark.maintenance import compact, expire_snapshots, remove_orphan_files, rescale
-    from jobs.spark.routing import write
+    from jobs.spark.routing import SparkWriteResult, write, write_detailed
     from jobs.spark.session import spark_session
     from jobs.spark.shipping import ship_code
     from jobs.spark.sql import register_table, register_warehouse
@@ -22,6 +22,8 @@ _LAZY: dict[str, str] = {
     "remove_orphan_files": "maintenance",
     "rescale": "maintenance",
     "write": "routing",
+    "write_detailed": "routing",
+    "SparkWriteResult": "routing",
     "spark_session": "session",
     "ship_code": "shipping",
     "register_table": "sql",
@@ -44,6 +46,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "SparkWriteResult",
     "compact",
     "expire_snapshots",
     "register_data_source",
@@ -54,5 +57,6 @@ __all__ = [
     "ship_code",
     "spark_session",
     "write",
+    "write_detailed",
     "write_stream",
 ]

@@ -11,6 +11,8 @@ sorted runs carry sequence numbers that only one writer may hand out. ``write`` 
 * append tables need no routing.
 
 Then the data source writes and commits once (``df.write.format("paimon")``), whose commit checks the routing.
+A DataFrame Spark estimates at most ``driver_max_bytes`` is written on the driver instead
+(jobs/spark/driver_write.py): the same rows, files and snapshots, without a distributed job.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -27,19 +30,32 @@ from pyspark.sql.types import IntegerType
 
 from jobs.spark.create import TableSpec, key_list, open_or_create
 from jobs.spark.data_source import FORMAT
+from jobs.spark.driver_write import driver_max_bytes as threshold
+from jobs.spark.driver_write import estimated_bytes, write_on_driver
 from jobs.spark.pk_write import ROUTED
 from jobs.spark.read_options import catalog_options, open_branch
-from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, single_writer_unit
+from jobs.spark.writer import COMMIT_USER, OVERWRITE_PARTITIONS, overwrite_partitions_option, single_writer_unit
 from table_format import OptionError, SchemaError, Table, open_table
 
 BUCKET_COLUMN = "__paimon_bucket"
+
+
+@dataclass(frozen=True)
+class SparkWriteResult:
+    """What ``write_detailed`` did: the snapshot, and how it wrote ("driver" or "distributed")."""
+
+    snapshot_id: int | None  # None: nothing changed
+    path: str  # "driver": collected as Arrow and written in process; "distributed": the data source's tasks
+    estimated_bytes: int | None  # Spark's estimate of the plan's size (None: Spark could not size it)
+    driver_max_bytes: int  # the threshold that chose the path
 
 
 def write(df: DataFrame, table_path: str, *, mode: str = "append",
           overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
           num_partitions: int | None = None, options: Mapping[str, str] | None = None,
           primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
-          table_options: Mapping[str, str] | None = None, branch: str | None = None) -> int | None:
+          table_options: Mapping[str, str] | None = None, branch: str | None = None,
+          driver_max_bytes: int | None = None) -> int | None:
     """Write ``df`` into the table at ``table_path`` in one commit; returns the new snapshot id (None: no change).
 
     The fast path for primary-key tables: rows are routed so that one task writes each bucket, which numbers its
@@ -55,28 +71,56 @@ def write(df: DataFrame, table_path: str, *, mode: str = "append",
     DataFrame's schema with ``primary_keys``, ``partition_keys`` and ``table_options`` (``{"bucket": "4"}``); for
     an existing table, keys that differ from its own are refused and ``table_options`` are not applied.
     ``branch``: write that Paimon branch of the (existing) table instead of main.
+
+    ``driver_max_bytes``: a DataFrame whose optimized plan Spark estimates at most this size is collected as Arrow
+    and written on the driver (one Spark job; jobs/spark/driver_write.py); default the session's
+    ``spark.lakehouse.write.driverMaxBytes``, else 32 MiB; 0: always distributed. ``write_detailed`` also says
+    which path ran.
     """
+    return write_detailed(df, table_path, mode=mode, overwrite_partitions=overwrite_partitions,
+                          num_partitions=num_partitions, options=options, primary_keys=primary_keys,
+                          partition_keys=partition_keys, table_options=table_options, branch=branch,
+                          driver_max_bytes=driver_max_bytes).snapshot_id
+
+
+def write_detailed(df: DataFrame, table_path: str, *, mode: str = "append",
+                   overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+                   num_partitions: int | None = None, options: Mapping[str, str] | None = None,
+                   primary_keys: Sequence[str] | None = None, partition_keys: Sequence[str] | None = None,
+                   table_options: Mapping[str, str] | None = None, branch: str | None = None,
+                   driver_max_bytes: int | None = None) -> SparkWriteResult:
+    """``write``, returning the snapshot id with the path that wrote it (driver or distributed) and why."""
     s3_options = dict(options or {})
     if mode not in ("append", "overwrite"):
         raise OptionError(f"table at {table_path!r}: mode must be 'append' or 'overwrite', not {mode!r}")
+    limit = threshold(df, driver_max_bytes)
     spec = TableSpec(primary_keys=key_list(primary_keys), partition_keys=key_list(partition_keys),
                      options={str(k): str(v) for k, v in (table_options or {}).items()})
     table = open_or_create(table_path, df.schema, spec, catalog_options=s3_options)
-    routed = route(df, table_path, num_partitions=num_partitions, options=s3_options)
     commit_user = str(uuid.uuid4())
     if branch is not None:
         table = table.branch(branch)
     base = table.latest_snapshot()
-    writer = (routed.write.format(FORMAT).mode(mode).options(**catalog_options(s3_options))
-              .option(COMMIT_USER, commit_user).option(ROUTED, "true"))
-    if branch is not None:
-        writer = writer.option("branch", branch)
-    if overwrite_partitions is not None:
-        writer = writer.option(OVERWRITE_PARTITIONS, _json(overwrite_partitions))
-    writer.save(table_path)
+    size = estimated_bytes(df)
+    on_driver = limit > 0 and size is not None and size <= limit
+    if on_driver:
+        specs = None if overwrite_partitions is None else overwrite_partitions_option(
+            _json(overwrite_partitions), table=table.identifier)  # the values as the data source gets them
+        write_on_driver(df, table, mode=mode, overwrite_partitions=specs, commit_user=commit_user)
+    else:
+        routed = route(df, table_path, num_partitions=num_partitions, options=s3_options)
+        writer = (routed.write.format(FORMAT).mode(mode).options(**catalog_options(s3_options))
+                  .option(COMMIT_USER, commit_user).option(ROUTED, "true"))
+        if branch is not None:
+            writer = writer.option("branch", branch)
+        if overwrite_partitions is not None:
+            writer = writer.option(OVERWRITE_PARTITIONS, _json(overwrite_partitions))
+        writer.save(table_path)
     ours = [s.id for s in open_branch(table_path, s3_options, branch).snapshots()
             if s.commit_user == commit_user and (base is None or s.id > base.id)]
-    return max(ours) if ours else None
+    return SparkWriteResult(snapshot_id=max(ours) if ours else None,
+                            path="driver" if on_driver else "distributed", estimated_bytes=size,
+                            driver_max_bytes=limit)
 
 
 def route(df: DataFrame, table_path: str, *, num_partitions: int | None = None,

@@ -42,6 +42,13 @@ class PaimonTypeHandler(ABC):
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
         """One atomic commit of prepared data (`mode` "append" or "overwrite"); the new snapshot id or None."""
 
+    def write_with_metadata(self, catalog: FileSystemCatalog, table: Table, data: Any, *, mode: str,
+                            overwrite_partitions: Sequence[Mapping[str, Any]] | None,
+                            schema_mode: str) -> tuple[int | None, dict[str, Any]]:
+        """`write`, with materialization metadata about how it wrote (e.g. which Spark path); default none."""
+        return self.write(catalog, table, data, mode=mode, overwrite_partitions=overwrite_partitions,
+                          schema_mode=schema_mode), {}
+
     @abstractmethod
     def read(self, table: Table, target_type: Any, *, filter: Any, columns: Sequence[str] | None,
              snapshot_id: int | None) -> Any:

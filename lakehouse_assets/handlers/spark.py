@@ -1,7 +1,12 @@
 """PySpark DataFrame <-> Paimon through jobs.spark: read with ``format("paimon")``, write with `jobs.spark.write`.
 
-Data never goes through the driver: reads are planned splits read on executors (filters and columns pushed
-down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver. Tables are
+Large data never goes through the driver: reads are planned splits read on executors (filters and columns pushed
+down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver. Small data
+does, as Spark itself does with small tables: a read whose planned files are at most
+``spark.lakehouse.read.driverMaxBytes`` (default 32 MiB) is read in process and handed to Spark as Arrow
+(jobs/spark/driver_read.py), and a DataFrame Spark estimates at most ``spark.lakehouse.write.driverMaxBytes``
+(default 32 MiB) is collected and written in process (jobs/spark/driver_write.py); ``paimon/spark_write_path`` in
+the materialization metadata says which write ran. Tables are
 addressed by URI with the store's catalog options (``s3.*`` of s3:// warehouses), so executors reach the store
 with the IO manager's settings, whatever their own environment holds.
 """
@@ -17,10 +22,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from jobs.spark import spark_session, write
+from jobs.spark import spark_session, write_detailed
+from jobs.spark.driver_read import driver_frame
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
-from lakehouse_assets.handlers.spark_lineage import column_sources
+from lakehouse_assets.handlers.spark_lineage import column_sources, register_local_read
 from lakehouse_assets.incremental import ChangeStep
+from lakehouse_assets.metadata import spark_write_metadata
 from table_format import FileSystemCatalog, SchemaChange, Table
 
 
@@ -43,13 +50,25 @@ class SparkHandler(PaimonTypeHandler):
 
     def write(self, catalog: FileSystemCatalog, table: Table, data: DataFrame, *, mode: str,
               overwrite_partitions: Sequence[Mapping[str, Any]] | None, schema_mode: str) -> int | None:
+        return self.write_with_metadata(catalog, table, data, mode=mode, overwrite_partitions=overwrite_partitions,
+                                        schema_mode=schema_mode)[0]
+
+    def write_with_metadata(self, catalog: FileSystemCatalog, table: Table, data: DataFrame, *, mode: str,
+                            overwrite_partitions: Sequence[Mapping[str, Any]] | None,
+                            schema_mode: str) -> tuple[int | None, dict[str, Any]]:
         if schema_mode == "merge":
             _add_new_columns(catalog, table, self.schema(data))
-        return write(data, table.uri, mode=mode, overwrite_partitions=overwrite_partitions,
-                     options=table.store.file_io.catalog_options(), branch=_branch(table))
+        result = write_detailed(data, table.uri, mode=mode, overwrite_partitions=overwrite_partitions,
+                                options=table.store.file_io.catalog_options(), branch=_branch(table))
+        return result.snapshot_id, spark_write_metadata(path=result.path, estimated_bytes=result.estimated_bytes,
+                                                        driver_max_bytes=result.driver_max_bytes)
 
     def read(self, table: Table, target_type: Any, *, filter: Any, columns: Sequence[str] | None,
              snapshot_id: int | None) -> DataFrame:
+        local = driver_frame(spark_session(), table.scan(filter=filter, columns=columns, snapshot_id=snapshot_id))
+        if local is not None:  # small: read in process, no data-source workers
+            register_local_read(local, table.uri)  # column lineage follows it as it follows a paimon relation
+            return local
         reader = _reader(table, columns)
         if snapshot_id is not None:
             reader = reader.option("snapshot-id", str(snapshot_id))

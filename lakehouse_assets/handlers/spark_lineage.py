@@ -6,6 +6,8 @@ The plan (``queryExecution().analyzed()``) as JSON gives every node's expression
 sorts and projections. Following the ids of the output columns down to the leaf relations that read ``paimon``
 tables (``DataSourceV2Relation`` with a ``path`` option) gives, per output column, the table columns it depends
 on. A union's output takes the ids of its first child (the other children read in the same positions are added).
+A small table the IO manager read on the driver is a ``LocalRelation``: its output ids are registered with the
+table's columns when it is read (``register_local_read``), and followed as the relations' are.
 """
 
 import json
@@ -20,6 +22,13 @@ ATTRIBUTE = "org.apache.spark.sql.catalyst.expressions.AttributeReference"
 UNION = "org.apache.spark.sql.catalyst.plans.logical.Union"
 
 Source = tuple[str, str]  # (table path or URI, column)
+_LOCAL_READS: dict[int, Source] = {}  # expression id of a column of a DataFrame read on the driver -> its source
+
+
+def register_local_read(frame: DataFrame, path: str) -> None:
+    """``frame`` (read on the driver: a LocalRelation) holds the columns of the table at ``path``, by name."""
+    for attribute in _jvm_seq(frame._jdf.queryExecution().analyzed().output()):
+        _LOCAL_READS[attribute.exprId().id()] = (path, attribute.name())
 
 
 def _flattened(value: Any) -> Iterator[list[dict[str, Any]]]:
@@ -80,6 +89,8 @@ def column_sources(frame: DataFrame) -> dict[str, list[Source]]:
     def resolve(expr_id: int, seen: set[int]) -> set[Source]:
         if expr_id in leaves:
             return {leaves[expr_id]}
+        if expr_id in _LOCAL_READS:
+            return {_LOCAL_READS[expr_id]}
         found: set[Source] = set()
         for dep in deps.get(expr_id, ()):
             if dep not in seen:

@@ -11,6 +11,7 @@ import pytest
 from pyspark.sql import DataFrame
 
 from lakehouse_assets import PaimonIOManager, PaimonPySparkResource, pyspark_resource
+from table_format import CommitKind, FileSystemCatalog
 from tests.dagster.helpers import metadata_of, rows, snapshot_count
 
 REGIONS = dg.StaticPartitionsDefinition(["eu", "us"])
@@ -82,6 +83,7 @@ OWN_SESSION = """
 import dagster as dg, pyarrow as pa
 from pyspark import SparkContext
 from lakehouse_assets import PaimonIOManager, PaimonPySparkResource, pyspark_resource
+from table_format import CommitKind, FileSystemCatalog
 
 @dg.asset
 def t(pyspark: PaimonPySparkResource) -> pa.Table:
@@ -102,3 +104,45 @@ def test_a_session_the_resource_created_is_stopped_after_the_run(spark, warehous
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("stopped")
+
+
+@pytest.mark.parametrize("limit", [None, "0"])  # default (32 MiB): on the driver; 0: distributed data source
+def test_small_spark_inputs_and_outputs_on_the_driver_equal_the_distributed_paths(spark, warehouse, instance, limit):
+    plans: list[str] = []
+
+    @dg.asset(key_prefix="sp", metadata={"primary_keys": ["id"], "table_options": {"bucket": "2"}, "mode": "upsert"})
+    def base(pyspark: PaimonPySparkResource) -> DataFrame:
+        data = pa.table({"id": pa.array(range(40), pa.int64()), "dt": [f"d{i % 3}" for i in range(40)],
+                         "amount": [i * 1.5 for i in range(40)]})
+        return pyspark.spark_session.createDataFrame(data)
+
+    @dg.asset(key_prefix="sp", ins={"base": dg.AssetIn(key=["sp", "base"])},
+              metadata={"primary_keys": ["dt"], "table_options": {"bucket": "1"}})
+    def per_day(base: DataFrame) -> DataFrame:
+        plans.append(base._jdf.queryExecution().analyzed().toString())
+        return base.groupBy("dt").agg({"amount": "sum"}).withColumnRenamed("sum(amount)", "amount")
+
+    keys = ("spark.lakehouse.write.driverMaxBytes", "spark.lakehouse.read.driverMaxBytes")
+    for key in keys:
+        if limit is not None:
+            spark.conf.set(key, limit)
+    try:
+        first = _run([base, per_day], warehouse, instance)
+        second = _run([base, per_day], warehouse, instance)  # upsert of the same keys, overwrite of per_day
+    finally:
+        for key in keys:
+            spark.conf.unset(key)
+    path = "driver" if limit is None else "distributed"
+    for result in (first, second):
+        for node in ("sp__base", "sp__per_day"):
+            meta = metadata_of(result, node)
+            assert meta["paimon/spark_write_path"] == path
+            assert meta["paimon/spark_driver_max_bytes"] == (32 << 20 if limit is None else 0)
+            assert not any("secret" in str(v) for v in meta.values())
+    assert all(("LocalRelation" in p) == (limit is None) for p in plans) and len(plans) == 2
+    assert rows(warehouse, "sp.base", sort=["id"])[:2] == [{"id": 0, "dt": "d0", "amount": 0.0},
+                                                             {"id": 1, "dt": "d1", "amount": 1.5}]
+    totals = {r["dt"]: r["amount"] for r in rows(warehouse, "sp.per_day", sort=["dt"])}
+    assert totals == {f"d{k}": sum(i * 1.5 for i in range(40) if i % 3 == k) for k in range(3)}
+    kinds = [s.commit_kind for s in FileSystemCatalog(warehouse).load_table("sp.per_day").snapshots()]
+    assert kinds == [CommitKind.OVERWRITE, CommitKind.OVERWRITE]  # the same on both paths
