@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
 from table_format.data.orc_stats import read_orc_pruned
+from table_format.data.page_index import read_by_pages
 from table_format.data.probe_read import RowProbe, StatsTest, probe_row_groups, read_probed
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
@@ -91,6 +92,7 @@ def write_file(
                 store_schema=False,
                 store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
                 write_page_checksum=True,  # CRC32 of every page (Parquet spec): flipped bytes are detected, not read
+                write_page_index=True,  # pages' min/max and locations: a key lookup decodes only its pages
             )
             return int(out.tell())
     elif file_format == "orc":
@@ -233,6 +235,10 @@ def read_file_pruned(
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
             if probe is not None and selected:
+                paged = read_by_pages(f, path, meta, fragment.physical_schema, selected, cols or [], stats_columns,
+                                      keep, probe, verify_checksums=verify_checksums)
+                if paged is not None:
+                    return paged[0], paged[1], meta.num_rows, probe_exact
                 last_hits, hits = probe_row_groups(f, fragment, meta, selected, stats_columns, probe, keep=keep,
                                                    sorted_by=sorted_by, verify_checksums=verify_checksums)
                 if not last_hits:
