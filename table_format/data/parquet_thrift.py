@@ -69,7 +69,7 @@ class _Reader:
             return self.data[start:self.pos]
         if kind == STRUCT:
             return self.struct()
-        if kind == LIST or kind == SET:
+        if kind in (LIST, SET):
             return self.list()
         if kind == I8:
             self.pos += 1
@@ -103,7 +103,7 @@ class _Reader:
                 return out
             delta = head >> 4
             last = last + delta if delta else self.zigzag()
-            if kind == TRUE or kind == FALSE:
+            if kind in (TRUE, FALSE):
                 out[last] = (kind, kind == TRUE)
             else:
                 out[last] = (kind, self.value(kind))
@@ -137,7 +137,7 @@ def _value(out: bytearray, kind: int, value: Any) -> None:
         out += value
     elif kind == STRUCT:
         _struct(out, value)
-    elif kind == LIST or kind == SET:
+    elif kind in (LIST, SET):
         elem, items = value
         if len(items) < 15:
             out.append((len(items) << 4) | elem)

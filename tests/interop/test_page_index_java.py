@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import struct
+from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -35,7 +36,7 @@ def test_lookups_in_java_files(oracle: Any, warehouse: str, monkeypatch: pytest.
     files = glob.glob(f"{warehouse}/db.db/t/bucket-*/*.parquet")
     assert files
     for path in files:  # our codec reads parquet-mr's footer as it wrote it
-        data = open(path, "rb").read()
+        data = Path(path).read_bytes()
         n = struct.unpack("<i", data[-8:-4])[0]
         footer, used = t.decode_struct(data[-8 - n:-8])
         assert used == n and t.encode_struct(footer) == data[-8 - n:-8]
