@@ -239,7 +239,8 @@ def read_file_pruned(
             cols = _present(columns, fragment.physical_schema.names)
             if probe is not None and selected:
                 paged = read_by_pages(f, path, meta, fragment.physical_schema, selected, cols or [], stats_columns,
-                                      keep, probe, verify_checksums=verify_checksums)
+                                      keep, probe, sorted_file=sorted_by is not None,
+                                      verify_checksums=verify_checksums)
                 if paged is not None:
                     return paged[0], paged[1], meta.num_rows, probe_exact
                 last_hits, hits = probe_row_groups(f, fragment, meta, selected, stats_columns, probe, keep=keep,

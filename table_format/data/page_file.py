@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from table_format.data.page_index import FileIndex
 
 _DROPPED_META = (10, 12, 14, 15, 16, 17)  # index page offset, statistics, bloom filter, size/geo statistics
+_BATCH_ROWS = 4096  # decode granularity when only a leading part of the pages is wanted
 
 
 def decode_rows(source: pa.NativeFile, fi: FileIndex, groups: Sequence[int], masks: Sequence[np.ndarray],
@@ -84,8 +85,20 @@ def _decode_layout(source: pa.NativeFile, fi: FileIndex, groups: Sequence[int], 
     body += tail
     body += struct.pack("<i", len(tail)) + b"PAR1"
     reader = pq.ParquetFile(pa.BufferReader(pa.py_buffer(body)), page_checksum_verification=verify_checksums)
-    table = reader.read(use_threads=False)
-    return table.take(pa.array(np.concatenate(picks), type=pa.int64()))
+    wanted = np.concatenate(picks)
+    end = int(wanted[-1]) + 1
+    if end * 2 > base:
+        table = reader.read(use_threads=False)
+    else:  # values decode lazily: rows past the last wanted one are not decoded
+        batches = []
+        rows = 0
+        for batch in reader.iter_batches(batch_size=_BATCH_ROWS, use_threads=False):
+            batches.append(batch)
+            rows += batch.num_rows
+            if rows >= end:
+                break
+        table = pa.Table.from_batches(batches)
+    return table.take(pa.array(wanted, type=pa.int64()))
 
 
 def _copy_chunk(source: pa.NativeFile, fi: FileIndex, group: int, leaf: int, need: np.ndarray, sizes: np.ndarray,

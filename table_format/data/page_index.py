@@ -185,9 +185,11 @@ def _candidates(fi: FileIndex, group: int, rows: int, leaves: dict[str, int], ke
 
 def read_by_pages(source: pa.NativeFile, path: str, meta: pq.FileMetaData, arrow_schema: pa.Schema,
                   selected: Sequence[int], columns: Sequence[str], stats_columns: Sequence[str], keep: StatsTest,
-                  probe: RowProbe, *, verify_checksums: bool) -> tuple[pa.Table, np.ndarray] | None:
+                  probe: RowProbe, *, sorted_file: bool, verify_checksums: bool) -> tuple[pa.Table, np.ndarray] | None:
     """(the rows of `columns` the probe keeps, their positions in the file), decoding only the pages of the row
-    groups `selected` that may hold them; None when the file has no page index to read by."""
+    groups `selected` that may hold them; None when the file has no page index to read by, or when it would skip
+    no page a row-group read skips too: in a file sorted by the probed columns (`sorted_file`), one whose row
+    groups' first pages may all match (that read starts there and stops after the last match)."""
     if not columns:
         return None
     fi = file_index(source, path)
@@ -209,6 +211,9 @@ def read_by_pages(source: pa.NativeFile, path: str, meta: pq.FileMetaData, arrow
         if mask is None:
             return None
         masks.append(mask)
+    live = [m for m in masks if m.any()]
+    if live and (all(m[0] for m in live) if sorted_file else sum(len(m) for m in live) == sum(m.sum() for m in live)):
+        return None
     first = decode_rows(source, fi, selected, masks, leaves, arrow_schema, verify_checksums=verify_checksums)
     hits = np.flatnonzero(probe(first)) if first.num_rows else np.zeros(0, dtype=np.int64)
     starts = np.cumsum([0] + [int(m.sum()) for m in masks])
