@@ -34,7 +34,7 @@ def decode_rows(source: pa.NativeFile, fi: FileIndex, groups: Sequence[int], mas
         return arrow_schema.empty_table().select(names)
     layouts: dict[bytes, list[int]] = {}
     for leaf in sorted(columns.values()):
-        key = b"|".join(fi.offsets[(g, leaf)][2].tobytes() for g in groups)
+        key = b"|".join(fi.pages(g, leaf)[2].tobytes() for g in groups)
         layouts.setdefault(key, []).append(leaf)
     by_leaf: dict[int, pa.ChunkedArray] = {}
     for leaves in layouts.values():
@@ -58,7 +58,7 @@ def _decode_layout(source: pa.NativeFile, fi: FileIndex, groups: Sequence[int], 
     for g, mask in zip(groups, masks, strict=True):
         if not mask.any():
             continue
-        first = fi.offsets[(g, leaves[0])][2]
+        first = fi.pages(g, leaves[0])[2]
         sizes = np.diff(np.append(first, len(mask)))
         need = np.logical_or.reduceat(mask, first)
         covered = np.repeat(need, sizes)
@@ -105,7 +105,7 @@ def _copy_chunk(source: pa.NativeFile, fi: FileIndex, group: int, leaf: int, nee
                 body: bytearray) -> t.Struct:
     """Append a chunk's dictionary page and needed data pages to `body`; its ColumnChunk for the new file."""
     meta = t.get(fi.chunk(group, leaf), t.CC_META)
-    offsets, lengths, _ = fi.offsets[(group, leaf)]
+    offsets, lengths, _ = fi.pages(group, leaf)
     data_start = t.get(meta, t.CM_DATA_PAGE_OFFSET)
     dictionary = t.get(meta, t.CM_DICTIONARY_PAGE_OFFSET)
     start = min(data_start, dictionary) if dictionary is not None and dictionary > 0 else data_start

@@ -29,16 +29,17 @@ from table_format.errors import CorruptMetadataError
 RowProbe = Callable[[pa.Table], np.ndarray]
 StatsTest = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, int | None], int], bool]
 
-_CACHED_FILES = 512  # parsed footers kept (a few KB each, plus the page indexes read)
+_CACHE_BYTES = 4 << 20  # footer bytes of the files kept decoded (~30x that in Python objects, page indexes aside)
 _INT32, _INT64, _BYTE_ARRAY, _FIXED = 1, 2, 6, 7
 
 
 class FileIndex:
     """One file's decoded footer and the page indexes read so far."""
 
-    def __init__(self, footer: t.Struct, path: str) -> None:
+    def __init__(self, footer: t.Struct, path: str, size: int) -> None:
         self.footer = footer
         self.path = path
+        self.size = size  # the footer's bytes
         schema = t.get(footer, t.FMD_SCHEMA)[1]
         self.flat = len(schema) - 1 == t.get(schema[0], t.SE_NUM_CHILDREN, 0) and all(
             t.SE_NUM_CHILDREN not in e and t.get(e, t.SE_REPETITION, 0) != 2 for e in schema[1:])
@@ -50,9 +51,17 @@ class FileIndex:
     def chunk(self, group: int, leaf: int) -> t.Struct:
         return t.get(self.row_groups[group], t.RG_COLUMNS)[1][leaf]
 
+    def pages(self, group: int, leaf: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(offset, byte size, first row) of each page of a column chunk whose offset index was read."""
+        found = self.offsets.get((group, leaf))
+        if found is None:
+            raise CorruptMetadataError(f"data file {self.path}: no offset index for row group {group}, column {leaf}")
+        return found
+
 
 _LOCK = threading.Lock()
 _FILES: OrderedDict[tuple[str, int], FileIndex] = OrderedDict()
+_CACHED = [0]  # footer bytes of _FILES
 
 
 def file_index(source: pa.NativeFile, path: str) -> FileIndex:
@@ -69,11 +78,13 @@ def file_index(source: pa.NativeFile, path: str) -> FileIndex:
     if tail[4:] != b"PAR1" or not 0 < length <= size - 12:
         raise CorruptMetadataError(f"data file {path} has no Parquet footer")
     footer, _ = t.decode_struct(source.read_at(length, size - 8 - length), what=f"the footer of {path}")
-    found = FileIndex(footer, path)
+    found = FileIndex(footer, path, length)
     with _LOCK:
-        _FILES[key] = found
-        while len(_FILES) > _CACHED_FILES:
-            _FILES.popitem(last=False)
+        if key not in _FILES:
+            _FILES[key] = found
+            _CACHED[0] += length
+        while _CACHED[0] > _CACHE_BYTES and len(_FILES) > 1:
+            _CACHED[0] -= _FILES.popitem(last=False)[1].size
     return found
 
 
