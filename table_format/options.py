@@ -118,6 +118,9 @@ class CoreOptions:
     file_compression: str
     zstd_level: int
     parquet_block_size: int  # parquet.block.size: bytes per row group (Java's default 128 MB)
+    # parquet.page.row.count.limit: rows per Parquet page (parquet-mr's key and default, 20,000); a key lookup
+    # decodes one page per column (data/page_index.py)
+    parquet_page_rows: int
     # parquet.page.verify-checksum.enabled: verify every Parquet page's CRC32 on read (parquet-mr's key and default
     # false; ours true: flipped bytes then fail the read, never become other rows)
     parquet_verify_checksums: bool
@@ -183,6 +186,8 @@ class CoreOptions:
             file_compression=o.get("file.compression", "zstd").strip().lower(),
             zstd_level=_int(o, "file.compression.zstd-level", 1),
             parquet_block_size=_positive(_int(o, "parquet.block.size", 128 << 20), "parquet.block.size"),
+            parquet_page_rows=_positive(_int(o, "parquet.page.row.count.limit", 20_000),
+                                        "parquet.page.row.count.limit"),
             parquet_verify_checksums=_bool(o, "parquet.page.verify-checksum.enabled", True),
             orc_stripe_size=_positive(_int(o, "orc.stripe.size", 0), "orc.stripe.size")
             if "orc.stripe.size" in o else None,

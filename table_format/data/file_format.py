@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from table_format.data.avro_data import read_avro_table, write_avro_table
 from table_format.data.orc_stats import read_orc_pruned
+from table_format.data.page_index import read_by_pages
 from table_format.data.probe_read import RowProbe, StatsTest, probe_row_groups, read_probed
 from table_format.errors import CorruptMetadataError, OptionError, UnsupportedFeatureError
 from table_format.io.file_io import FileIO
@@ -32,6 +33,7 @@ _PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "l
 # ParquetOutputFormat option, default 128 MB) lowers it further for wide rows.
 MAX_ROW_GROUP_ROWS = 1 << 17
 DEFAULT_PARQUET_BLOCK_SIZE = 128 << 20
+DEFAULT_PARQUET_PAGE_ROWS = 20_000  # parquet-mr's parquet.page.row.count.limit (and pyarrow's max_rows_per_page)
 _MIN_ORC_STRIPE, _MAX_ORC_STRIPE = 1 << 20, 64 << 20  # pyarrow's default stripe size is the maximum
 _DICTIONARY_SAMPLE_ROWS = 1 << 13
 # Parquet reads go through Arrow's dataset reader: on local disks it decodes faster than ParquetFile.read (row groups
@@ -63,6 +65,7 @@ def write_file(
     compression: str = "zstd",
     zstd_level: int = 1,
     parquet_block_size: int = DEFAULT_PARQUET_BLOCK_SIZE,
+    parquet_page_rows: int = DEFAULT_PARQUET_PAGE_ROWS,
     orc_stripe_size: int | None = None,
 ) -> int:
     """Write `table` as one data file; returns its exact byte size (DataFileMeta._FILE_SIZE)."""
@@ -91,6 +94,8 @@ def write_file(
                 store_schema=False,
                 store_decimal_as_integer=True,  # Paimon 0.9 reads DECIMAL(p<=18) only as INT32/INT64
                 write_page_checksum=True,  # CRC32 of every page (Parquet spec): flipped bytes are detected, not read
+                write_page_index=True,  # pages' min/max and locations: a key lookup decodes only its pages
+                max_rows_per_page=parquet_page_rows,
             )
             return int(out.tell())
     elif file_format == "orc":
@@ -233,6 +238,11 @@ def read_file_pruned(
             selected = _row_groups_to_read(meta, stats_columns, keep)
             cols = _present(columns, fragment.physical_schema.names)
             if probe is not None and selected:
+                paged = read_by_pages(f, path, meta, fragment.physical_schema, selected, cols or [], stats_columns,
+                                      keep, probe, sorted_file=sorted_by is not None,
+                                      verify_checksums=verify_checksums)
+                if paged is not None:
+                    return paged[0], paged[1], meta.num_rows, probe_exact
                 last_hits, hits = probe_row_groups(f, fragment, meta, selected, stats_columns, probe, keep=keep,
                                                    sorted_by=sorted_by, verify_checksums=verify_checksums)
                 if not last_hits:

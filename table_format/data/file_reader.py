@@ -20,6 +20,7 @@ from table_format.data.probe_read import RowProbe
 from table_format.errors import CorruptMetadataError
 from table_format.meta.manifest import DataFileMeta
 from table_format.predicate import Predicate, equality_values
+from table_format.predicate.mask import row_mask
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND
 from table_format.schema import TableSchema
 from table_format.store.file_store import FileStore
@@ -68,6 +69,9 @@ def _row_probe(predicate: Predicate, to_current: dict[str, str], *, sorted_file:
     part = predicate.project(names)
     if part is None:
         return None
+    fast = row_mask(part)
+    if fast is not None:
+        return lambda rows: fast(rows.rename_columns([to_current[c] for c in rows.column_names]))
     expression = part.to_arrow_expression()
 
     def probe(rows: pa.Table) -> np.ndarray:

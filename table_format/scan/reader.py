@@ -23,12 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_format.arrow_types import to_arrow_field
+from table_format.data.file_format import MAX_ROW_GROUP_ROWS
 from table_format.data.file_reader import iter_data_file, read_data_file
 from table_format.errors import SchemaError
 from table_format.lsm.key_ranges import SYSTEM_ROW_BYTES, concat_pieces, estimated_bytes, file_key_ranges, row_bytes
 from table_format.meta.manifest import DataFileMeta
 from table_format.options import MergeEngine
-from table_format.predicate import Predicate
+from table_format.predicate import Predicate, equality_values
 from table_format.row.row_kind import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from table_format.scan.split import DataSplit
 from table_format.store.file_store import FileStore
@@ -57,6 +58,9 @@ class SplitReader:
         # file's rows before the merge (pruning row groups by their statistics); the rest after the merge
         self.key_predicate = predicate.project(self.key_names) if predicate is not None and store.has_primary_key \
             else None
+        # a filter pinning the first key column to a few values reads at most a row group per value and file
+        pinned = equality_values(self.key_predicate, self.key_names[:1], max_combinations=1000)
+        self.pinned_keys = len(pinned) if pinned is not None else None
         self.sequence_fields = list(store.options.sequence_fields) if store.has_primary_key else []
         self.read_columns = needed
         self.merge_spec = None
@@ -80,7 +84,11 @@ class SplitReader:
 
     def is_large(self, split: DataSplit) -> bool:
         """Whether the split's decoded rows exceed the memory budget (`sort-spill-buffer-size`): it is then read
-        in key ranges (merged splits) or file slices (raw splits) rather than whole."""
+        in key ranges (merged splits) or file slices (raw splits) rather than whole. A read of a few keys
+        (`pinned_keys`) decodes at most a row group per key and file."""
+        if self.pinned_keys is not None:
+            rows = sum(min(f.row_count, self.pinned_keys * MAX_ROW_GROUP_ROWS) for f in split.files)
+            return rows * self.row_bytes > self.budget
         return estimated_bytes(split.files, self.row_bytes) > self.budget
 
     # ---- file level ----------------------------------------------------------------------

@@ -127,6 +127,7 @@ class DataFileWriter:
         size = write_file(store.file_io, path, physical, file_format=fmt,
                           compression=store.options.file_compression, zstd_level=store.options.zstd_level,
                           parquet_block_size=store.options.parquet_block_size,
+                          parquet_page_rows=store.options.parquet_page_rows,
                           orc_stripe_size=store.options.orc_stripe_size)
         extra_files, embedded_index = self._write_index(rows, name)
         return DataFileMeta(

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_format import FileSystemCatalog, SchemaChange, Table, write_table
-from table_format.data import file_format, probe_read
+from table_format.data import file_format, page_index, probe_read
 from table_format.data.file_format import dictionary_columns, row_group_rows
 from table_format.data.orc_stats import orc_stripe_stats
 from table_format.predicate import parse_filter
@@ -190,6 +190,16 @@ class _RowGroupCounter:
                 return super().iter_batches(*args, row_groups=row_groups, **kwargs)
 
         monkeypatch.setattr(probe_read.pq, "ParquetFile", CountingParquetFile)
+        decode_rows = page_index.decode_rows
+
+        def counting_decode_rows(source: Any, fi: Any, groups: Any, masks: Any, *args: Any, **kwargs: Any) -> Any:
+            with counter.lock:  # a row group decoded in part by page (data/page_index.py)
+                new = {(id(source), g) for g, m in zip(groups, masks, strict=True) if m.any()} - seen
+                seen.update(new)
+                counter.read += len(new)
+            return decode_rows(source, fi, groups, masks, *args, **kwargs)
+
+        monkeypatch.setattr(page_index, "decode_rows", counting_decode_rows)
 
 
 class _CountingFragment:

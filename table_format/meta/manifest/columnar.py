@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,6 +60,7 @@ _FILE_OPTIONAL = (
     "_WRITE_COLS",
 )
 _KINDS = (FileKind.ADD, FileKind.DELETE)
+_SMALL = 512  # a manifest of at most this many entries keeps them as objects once selected (cheaper to filter)
 
 
 class _NotColumnar(Exception):
@@ -108,9 +109,10 @@ class DecodedManifest:
 
         if partition_ok is None and buckets_for is None:
             return self.entries()
+        if self._frame is not None and self._frame.height <= _SMALL:  # entries built once, filtered row-wise
+            self._entries, self._frame = _build(self._frame), None
         if self._frame is None:
-            return [e for e in self._entries or () if _keep(e.partition, e.bucket, e.total_buckets,
-                                                            partition_ok, buckets_for)]
+            return _keep_entries(self._entries or (), partition_ok, buckets_for)
         frame = self._frame
         mask = pl.Series(np.ones(frame.height, dtype=bool))
         if partition_ok is not None:
@@ -126,17 +128,27 @@ class DecodedManifest:
         return _build(frame.filter(mask))
 
 
-def _keep(
-    partition: bytes,
-    bucket: int,
-    total: int,
-    partition_ok: Callable[[bytes], bool] | None,
-    buckets_for: Callable[[int], Collection[int] | None] | None,
-) -> bool:
-    if partition_ok is not None and not partition_ok(partition):
-        return False
-    allowed = buckets_for(total) if buckets_for is not None else None
-    return allowed is None or bucket in allowed
+def _keep_entries(entries: Iterable[ManifestEntry], partition_ok: Callable[[bytes], bool] | None,
+                  buckets_for: Callable[[int], Collection[int] | None] | None) -> list[ManifestEntry]:
+    """`entries` whose partition and bucket pass (each callable asked once per distinct value)."""
+    parts: dict[bytes, bool] = {}
+    totals: dict[int, Collection[int] | None] = {}
+    out = []
+    for e in entries:
+        if partition_ok is not None:
+            ok = parts.get(e.partition)
+            if ok is None:
+                ok = parts[e.partition] = partition_ok(e.partition)
+            if not ok:
+                continue
+        if buckets_for is not None:
+            if e.total_buckets not in totals:
+                totals[e.total_buckets] = buckets_for(e.total_buckets)
+            allowed = totals[e.total_buckets]
+            if allowed is not None and e.bucket not in allowed:
+                continue
+        out.append(e)
+    return out
 
 
 def read_manifest(data: bytes, *, source: str) -> DecodedManifest:
