@@ -62,9 +62,7 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     master = master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
-    home = worker_friendly_spark_home(master)
-    if home is not None and SparkContext._active_spark_context is None:  # before a JVM starts (jobs/spark/spark_home.py)
-        os.environ["SPARK_HOME"] = home
+    home = worker_friendly_spark_home(master) if SparkContext._active_spark_context is None else None
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {**_CONF, **(conf or {})}
     polars_threads = f"spark.executorEnv.{POLARS_THREADS_ENV}"
@@ -72,7 +70,7 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
         settings[polars_threads] = settings.get("spark.task.cpus", "1")
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = _get_or_create(builder, spark_home=home)
     if spark.sparkContext.master.startswith("spark://"):
         _await_executor(spark, executor_timeout)
     ship_code(spark)  # table_format and jobs as a zip (addPyFile) when the executors may not have them
@@ -80,6 +78,19 @@ def spark_session(master: str | None = None, *, app_name: str = "lakehouse",
     if warehouse is not None:
         register_warehouse(spark, warehouse)
     return spark
+
+
+def _get_or_create(builder: SparkSession.Builder, *, spark_home: str | None) -> SparkSession:
+    """``builder.getOrCreate()``; a new JVM started with ``spark_home`` as its SPARK_HOME (jobs/spark/spark_home.py).
+    The JVM keeps it for the Python workers it starts; this process's environment is restored, so the driver's
+    own subprocesses (another Spark application, a cluster driver) do not inherit the local-only links."""
+    if spark_home is None:
+        return builder.getOrCreate()
+    os.environ["SPARK_HOME"] = spark_home
+    try:
+        return builder.getOrCreate()
+    finally:
+        os.environ.pop("SPARK_HOME", None)
 
 
 def _await_executor(spark: SparkSession, timeout: float) -> None:

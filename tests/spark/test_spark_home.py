@@ -37,7 +37,11 @@ def test_links_every_entry_of_the_package_but_python_and_only_when_spark_home_is
 
 
 def test_python_workers_import_the_installed_pyspark(spark):
-    if "lakehouse-spark-home-" not in os.environ.get("SPARK_HOME", ""):
+    jvm_home = spark.sparkContext._jvm.System.getenv("SPARK_HOME") or ""
+    if "lakehouse-spark-home-" not in jvm_home:
         pytest.skip("SPARK_HOME was set before the session: Spark's own layout, left alone")
     files = spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("pyspark").__file__).collect()
     assert files == [pyspark.__file__]  # not .../python/lib/pyspark.zip/pyspark/__init__.py
+    # the links are the JVM's only: this process's own subprocesses (a cluster driver, another Spark
+    # application on a spark:// master) do not inherit a SPARK_HOME without python/
+    assert "lakehouse-spark-home-" not in os.environ.get("SPARK_HOME", "")
