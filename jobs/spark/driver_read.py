@@ -18,20 +18,25 @@ DRIVER_READ_MAX_BYTES_CONF = "spark.lakehouse.read.driverMaxBytes"
 DEFAULT_DRIVER_READ_MAX_BYTES = 32 * 1024 * 1024
 
 
-def driver_read_max_bytes(spark: SparkSession, given: int | None = None) -> int:
-    """``given``, else the session's ``spark.lakehouse.read.driverMaxBytes``, else 32 MiB."""
+def byte_threshold(spark: SparkSession, given: int | None, *, conf: str, default: int, what: str, off: str) -> int:
+    """``given``, else the session's ``conf``, else ``default``: a byte count >= 0 (0 turns the driver path off)."""
     if given is None:
-        configured = spark.conf.get(DRIVER_READ_MAX_BYTES_CONF, None)
+        configured = spark.conf.get(conf, None)
         if configured is None or not str(configured).strip():
-            return DEFAULT_DRIVER_READ_MAX_BYTES
+            return default
         try:
             given = int(str(configured).strip())
         except ValueError:
-            raise OptionError(f"Spark conf {DRIVER_READ_MAX_BYTES_CONF!r} must be a number of bytes, "
-                              f"got {configured!r}") from None
+            raise OptionError(f"Spark conf {conf!r} must be a number of bytes, got {configured!r}") from None
     if given < 0:
-        raise OptionError(f"driver read threshold must be >= 0 (0: always the data source), got {given}")
+        raise OptionError(f"{what} must be >= 0 (0: {off}), got {given}")
     return given
+
+
+def driver_read_max_bytes(spark: SparkSession, given: int | None = None) -> int:
+    """``given``, else the session's ``spark.lakehouse.read.driverMaxBytes``, else 32 MiB."""
+    return byte_threshold(spark, given, conf=DRIVER_READ_MAX_BYTES_CONF, default=DEFAULT_DRIVER_READ_MAX_BYTES,
+                          what="driver read threshold", off="always the data source")
 
 
 def planned_bytes(scan: TableScan) -> int:

@@ -18,8 +18,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from jobs.spark.driver_read import byte_threshold
 from jobs.spark.types import check_writable, exchange_schema, to_exchange, to_table_units
-from table_format import OptionError, Table, commit_write, table_commit_landed
+from table_format import Table, commit_write, table_commit_landed
 
 DRIVER_MAX_BYTES_CONF = "spark.lakehouse.write.driverMaxBytes"
 DEFAULT_DRIVER_MAX_BYTES = 32 * 1024 * 1024
@@ -38,18 +39,8 @@ def estimated_bytes(df: DataFrame) -> int | None:
 
 def driver_max_bytes(df: DataFrame, given: int | None) -> int:
     """The threshold: ``given``, else the session's ``spark.lakehouse.write.driverMaxBytes``, else 32 MiB."""
-    if given is None:
-        configured = df.sparkSession.conf.get(DRIVER_MAX_BYTES_CONF, None)
-        if configured is None or not str(configured).strip():
-            return DEFAULT_DRIVER_MAX_BYTES
-        try:
-            given = int(str(configured).strip())
-        except ValueError:
-            raise OptionError(f"Spark conf {DRIVER_MAX_BYTES_CONF!r} must be a number of bytes, "
-                              f"got {configured!r}") from None
-    if given < 0:
-        raise OptionError(f"driver_max_bytes must be >= 0 (0: always write distributed), got {given}")
-    return given
+    return byte_threshold(df.sparkSession, given, conf=DRIVER_MAX_BYTES_CONF, default=DEFAULT_DRIVER_MAX_BYTES,
+                          what="driver_max_bytes", off="always write distributed")
 
 
 def write_on_driver(df: DataFrame, table: Table, *, mode: str,
