@@ -97,15 +97,22 @@ def _read_index(source: pa.NativeFile, fi: FileIndex, wanted: list[tuple[int, in
     return [t.decode_struct(data[o - lo:o - lo + n], what=f"a page index of {fi.path}")[0] for _, _, o, n in wanted]
 
 
-def _load_offsets(source: pa.NativeFile, fi: FileIndex, keys: list[tuple[int, int]]) -> None:
-    missing = [k for k in keys if k not in fi.offsets]
+def _not_loaded(fi: FileIndex, keys: list[tuple[int, int]], cache: dict, offset_field: int,
+                length_field: int) -> list[tuple[int, int, int, int]]:
+    """(group, leaf, offset, length) of the indexes in ``keys`` not in ``cache`` yet; a chunk without that index
+    (or encrypted) is cached as None."""
     wanted = []
-    for g, leaf in missing:
+    for g, leaf in (k for k in keys if k not in cache):
         cc = fi.chunk(g, leaf)
-        if t.CC_OFFSET_INDEX_OFFSET in cc and t.CC_CRYPTO not in cc:
-            wanted.append((g, leaf, t.get(cc, t.CC_OFFSET_INDEX_OFFSET), t.get(cc, t.CC_OFFSET_INDEX_LENGTH)))
+        if offset_field in cc and t.CC_CRYPTO not in cc:
+            wanted.append((g, leaf, t.get(cc, offset_field), t.get(cc, length_field)))
         else:
-            fi.offsets[(g, leaf)] = None
+            cache[(g, leaf)] = None
+    return wanted
+
+
+def _load_offsets(source: pa.NativeFile, fi: FileIndex, keys: list[tuple[int, int]]) -> None:
+    wanted = _not_loaded(fi, keys, fi.offsets, t.CC_OFFSET_INDEX_OFFSET, t.CC_OFFSET_INDEX_LENGTH)
     if wanted:
         for (g, leaf, _, _), oi in zip(wanted, _read_index(source, fi, wanted), strict=True):
             locs = t.get(oi, t.OI_PAGE_LOCATIONS)[1]
@@ -116,14 +123,7 @@ def _load_offsets(source: pa.NativeFile, fi: FileIndex, keys: list[tuple[int, in
 
 def _load_bounds(source: pa.NativeFile, fi: FileIndex, keys: list[tuple[int, int]],
                  types: dict[int, pa.DataType]) -> None:
-    missing = [k for k in keys if k not in fi.bounds]
-    wanted = []
-    for g, leaf in missing:
-        cc = fi.chunk(g, leaf)
-        if t.CC_COLUMN_INDEX_OFFSET in cc and t.CC_CRYPTO not in cc:
-            wanted.append((g, leaf, t.get(cc, t.CC_COLUMN_INDEX_OFFSET), t.get(cc, t.CC_COLUMN_INDEX_LENGTH)))
-        else:
-            fi.bounds[(g, leaf)] = None
+    wanted = _not_loaded(fi, keys, fi.bounds, t.CC_COLUMN_INDEX_OFFSET, t.CC_COLUMN_INDEX_LENGTH)
     if wanted:
         schema = t.get(fi.footer, t.FMD_SCHEMA)[1]
         for (g, leaf, _, _), ci in zip(wanted, _read_index(source, fi, wanted), strict=True):
