@@ -6,8 +6,9 @@
 
 Data source (sections ``write``, ``read``, in this process on ``--master``): same rows both ways (generated in the
 JVM: id, a long, a short string, a double), same Parquet codec (``--codec``). Write: ``df.write.format("paimon")``
-into an append table vs ``df.write.parquet``; read: ``spark.read.format("paimon")`` vs ``spark.read.parquet``,
-both materialized with the ``noop`` sink (every row and column). Prints the best of R runs per phase and the ratios
+into an append table vs ``df.write.parquet``; read: ``spark.read.format("paimon")`` and ``jobs.spark.read_table`` (files
+that need no merge through Spark's Parquet reader, jobs/spark/native_read.py) vs ``spark.read.parquet``, each
+materialized with the ``noop`` sink (every row and column). Prints the best of R runs per phase and the ratios
 (issue 9 targets: read within 2x, write within 2x). Section ``connector``: the same read table and appends of the
 same rows through Paimon's own Spark connector (0.9 on Spark 3.5, its own venv; skipped with a message when absent),
 each engine beside its own Parquet scan.
@@ -54,7 +55,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from jobs.spark import spark_session  # noqa: E402
+from jobs.spark import read_table, spark_session  # noqa: E402
 from jobs.spark.fan_out import fan_out  # noqa: E402
 from table_format import CompactOutcome, CompactTask, FileSystemCatalog, Table, open_table, write_table  # noqa: E402
 
@@ -112,14 +113,17 @@ def bench_read(spark: SparkSession, root: Path, *, rows: int, repeat: int, codec
         reader.write.format("noop").mode("overwrite").save()
 
     paimon = best_of(repeat, lambda: scan(spark.read.format("paimon").load(table_path)))
+    native = best_of(repeat, lambda: scan(read_table(spark, table_path)))  # planned in the timing, as a user's call
     raw = best_of(repeat, lambda: scan(spark.read.parquet(parquet)))
+    assert read_table(spark, table_path).count() == rows
     # a selective filter (1% of the ids): without pushdown (the default) vs option("pushdown", "true"), which prunes
     # files by their min/max statistics (docs/spark.md explains why pushdown is opt-in)
     selective = f"id < {max(1, rows // 100)}"
     unpruned = best_of(repeat, lambda: scan(spark.read.format("paimon").load(table_path).where(selective)))
     pruned = best_of(repeat, lambda: scan(spark.read.format("paimon").option("pushdown", "true")
                                           .load(table_path).where(selective)))
-    return {"paimon_read": paimon, "parquet_read": raw, "read_ratio": paimon / raw,
+    return {"paimon_read": paimon, "read_table": native, "parquet_read": raw, "read_ratio": paimon / raw,
+            "read_table_ratio": native / raw,
             "filtered_read_default": unpruned, "filtered_read_pushdown": pruned,
             "filtered_pushdown_speedup_ratio": unpruned / pruned}
 

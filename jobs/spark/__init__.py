@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jobs.spark.data_source import register_data_source
     from jobs.spark.maintenance import compact, expire_snapshots, remove_orphan_files, rescale
+    from jobs.spark.native_read import read_table
     from jobs.spark.routing import SparkWriteResult, write, write_detailed
     from jobs.spark.session import spark_session
     from jobs.spark.shipping import ship_code
@@ -21,6 +22,7 @@ _LAZY: dict[str, str] = {
     "expire_snapshots": "maintenance",
     "remove_orphan_files": "maintenance",
     "rescale": "maintenance",
+    "read_table": "native_read",
     "write": "routing",
     "write_detailed": "routing",
     "SparkWriteResult": "routing",
@@ -49,6 +51,7 @@ __all__ = [
     "SparkWriteResult",
     "compact",
     "expire_snapshots",
+    "read_table",
     "register_data_source",
     "register_table",
     "register_warehouse",

@@ -31,6 +31,7 @@ class ReadOptions:
     pushdown: bool = False  # opt-in: see the note above
     catalog_options: dict[str, str] = field(default_factory=dict, repr=False)  # s3.*: may hold secrets
     branch: str | None = None  # option "branch": read that Paimon branch instead of main
+    native_files_skipped: bool = False  # read_table's other half: the files Spark's Parquet reader reads are skipped
 
     def open_table(self) -> Table:
         return open_branch(self.path, self.catalog_options, self.branch)
@@ -106,6 +107,7 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
         min_partitions=_int(options, "min-partitions", path) or max(2, os.cpu_count() or 2),
         catalog_options=catalog_options(options),
         branch=branch_option(options),
+        native_files_skipped=(options.get("lakehouse.native-files-skipped") or "").lower() == "true",
     )
 
 

@@ -65,7 +65,13 @@ class PaimonReader(DataSourceReader):
             return [ChangesPartition(tuple(g)) for g in groups]
         scan = table.scan(filter=self.conditions or None, columns=opts.columns, snapshot_id=opts.snapshot_id,
                           tag=opts.tag)
-        return pack_splits(scan.plan(), target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
+        splits = scan.plan()
+        if opts.native_files_skipped:  # jobs.spark.read_table reads these files with Spark's Parquet reader
+            from jobs.spark.native_read import native_plan, without_files  # noqa: PLC0415 - read_table's only
+
+            whole = table.scan(columns=opts.columns, snapshot_id=opts.snapshot_id, tag=opts.tag)  # as read_table
+            splits = without_files(splits, native_plan(table, whole.plan(), whole.store, whole.arrow_schema.names).keys)
+        return pack_splits(splits, target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
                            min_partitions=opts.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -1,7 +1,7 @@
-"""PySpark DataFrame <-> Paimon through jobs.spark: read with ``format("paimon")``, write with `jobs.spark.write`.
+"""PySpark DataFrame <-> Paimon through jobs.spark: read with `jobs.spark.read_table`, write with `jobs.spark.write`.
 
-Large data never goes through the driver: reads are planned splits read on executors (filters and columns pushed
-down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver. Small data
+Large data never goes through the driver: reads are Spark Parquet scans of the files that need no merge plus planned
+splits read on executors for the rest (jobs/spark/native_read.py; columns pushed down), writes are routed by (partition, bucket) to executor tasks and committed once on the driver. Small data
 does, as Spark itself does with small tables: a read whose planned files are at most
 ``spark.lakehouse.read.driverMaxBytes`` (default 32 MiB) is read in process and handed to Spark as Arrow
 (jobs/spark/driver_read.py), and a DataFrame Spark estimates at most ``spark.lakehouse.write.driverMaxBytes``
@@ -24,6 +24,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from jobs.spark import spark_session, write_detailed
 from jobs.spark.driver_read import driver_frame
+from jobs.spark.native_read import read_table
 from lakehouse_assets.handlers.base import ROW_KIND, PaimonTypeHandler
 from lakehouse_assets.handlers.spark_lineage import column_sources, register_local_read
 from lakehouse_assets.incremental import ChangeStep
@@ -69,10 +70,11 @@ class SparkHandler(PaimonTypeHandler):
         if local is not None:  # small: read in process, no data-source workers
             register_local_read(local, table.uri)  # column lineage follows it as it follows a paimon relation
             return local
-        reader = _reader(table, columns)
+        options = _read_options(table, columns)
         if snapshot_id is not None:
-            reader = reader.option("snapshot-id", str(snapshot_id))
-        frame = reader.load(table.uri)
+            options["snapshot-id"] = str(snapshot_id)
+        frame = read_table(spark_session(), table.uri, options=options)  # files needing no merge: Spark's Parquet
+        register_local_read(frame, table.uri)  # lineage of a Parquet scan of the table's files, as of a paimon one
         return frame.filter(_column_filter(filter)) if filter else frame
 
     def read_changes(self, table: Table, target_type: Any, *, steps: Sequence[ChangeStep],
@@ -97,11 +99,17 @@ def _branch(table: Table) -> str | None:
     return None if table.current_branch == "main" else table.current_branch
 
 
-def _reader(table: Table, columns: Sequence[str] | None) -> Any:
-    reader = spark_session().read.format("paimon").options(**table.store.file_io.catalog_options())
+def _read_options(table: Table, columns: Sequence[str] | None) -> dict[str, str]:
+    options = dict(table.store.file_io.catalog_options())
     if _branch(table) is not None:
-        reader = reader.option("branch", _branch(table))
-    return reader.option("columns", ",".join(columns)) if columns else reader
+        options["branch"] = str(_branch(table))
+    if columns:
+        options["columns"] = ",".join(columns)
+    return options
+
+
+def _reader(table: Table, columns: Sequence[str] | None) -> Any:
+    return spark_session().read.format("paimon").options(**_read_options(table, columns))
 
 
 def _column_filter(dnf: list[Any]) -> Column:
