@@ -156,6 +156,7 @@ def bench_vs_connector(spark: SparkSession, root: Path, *, rows: int, repeat: in
 
     ours = {
         "read": best_of(repeat + 1, lambda: scan(spark.read.format("paimon").load(str(tables / "r")))),
+        "read_table": best_of(repeat + 1, lambda: scan(read_table(spark, str(tables / "r")))),
         "parquet_read": best_of(repeat + 1, lambda: scan(spark.read.parquet(parquet))),
         "write": best_of(repeat + 1, lambda: spark.range(rows).selectExpr(*GENERATED)
                          .write.format("paimon").mode("append").save(str(tables / "ours_w"))),
@@ -176,6 +177,8 @@ def bench_vs_connector(spark: SparkSession, root: Path, *, rows: int, repeat: in
     print(f"connector: {spec['connector']} on pyspark {spec['pyspark']}, local[2]; scan sums equal ({ours_sum})")
     return {"ours_scan": ours["read"], "connector_scan": theirs["read"],
             "scan_vs_connector_ratio": ours["read"] / theirs["read"],
+            "ours_read_table_scan": ours["read_table"],
+            "read_table_vs_connector_ratio": ours["read_table"] / theirs["read"],
             "ours_parquet_scan": ours["parquet_read"], "connector_parquet_scan": theirs["parquet_read"],
             "scan_vs_parquet_ratio": ours["read"] / ours["parquet_read"],
             "connector_scan_vs_parquet_ratio": theirs["read"] / theirs["parquet_read"],
