@@ -3,7 +3,8 @@
 Creates ``jobs.spark.spark_session(master=URL)`` (which ships the code), runs the operations in order and prints
 one JSON line: the answer of each operation. Operations: ``{"op": "probe"}`` (where each executor's Python and
 ``table_format`` come from), ``{"op": "compact", "table": PATH, "full": BOOL}``,
-``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "count", "table": PATH, "filter": SQL}``,
+``{"op": "read", "table": PATH}`` (the data source, rows sorted), ``{"op": "read_table", "table": PATH}``
+(jobs.spark.read_table: {"rows": sorted rows, "native": whether Spark's Parquet reader scans}), ``{"op": "count", "table": PATH, "filter": SQL}``,
 ``{"op": "sql", "warehouse": PATH, "statements": [SQL, ...]}`` (register_warehouse, then the statements in order;
 the rows of the last one, sorted), ``{"op": "stream", "table": PATH, "target": PATH, "checkpoint": DIR}`` (the
 table's changes from its first snapshot, ``_row_kind`` as column ``op``, into a new table through ``write_stream``,
@@ -19,7 +20,7 @@ import os
 import sys
 from typing import Any
 
-from jobs.spark import compact, register_warehouse, spark_session, write_stream
+from jobs.spark import compact, read_table, register_warehouse, spark_session, write_stream
 
 
 def _where_am_i(_: Any) -> Any:
@@ -46,6 +47,11 @@ def main() -> None:
             elif op["op"] == "read":
                 data = spark.read.format("paimon").load(op["table"]).toArrow()
                 answers.append(sorted(map(list, zip(*(c.to_pylist() for c in data.columns), strict=True))))
+            elif op["op"] == "read_table":
+                frame = read_table(spark, op["table"])
+                data = frame.toArrow()
+                answers.append({"rows": sorted(map(list, zip(*(c.to_pylist() for c in data.columns), strict=True))),
+                                "native": "FileScan parquet" in frame._jdf.queryExecution().executedPlan().toString()})
             elif op["op"] == "count":
                 answers.append(spark.read.format("paimon").load(op["table"]).where(op["filter"]).count())
             elif op["op"] == "sql":

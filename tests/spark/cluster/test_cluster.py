@@ -18,10 +18,11 @@ pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
 def test_compaction_and_reads_on_a_cluster_with_shipped_code(spark_cluster, warehouse, oracle):
     table = make_table(warehouse, "pk", commits=6)
-    probe, result, read, count = spark_cluster.run_driver([
+    probe, result, read, native, count = spark_cluster.run_driver([
         {"op": "probe"},
         {"op": "compact", "table": table.path, "full": True},
         {"op": "read", "table": table.path},
+        {"op": "read_table", "table": table.path},  # compacted: every file read by the executors' Parquet reader
         {"op": "count", "table": table.path, "filter": "dt = '2024-05-02' AND v > 500000"},
     ])
     # the executors ran the executor venv's Python and imported table_format from the shipped zip
@@ -37,6 +38,7 @@ def test_compaction_and_reads_on_a_cluster_with_shipped_code(spark_cluster, ware
         expected_rows("pk")
 
     assert [tuple(r) for r in read] == expected_rows("pk")
+    assert native["native"] and [tuple(r) for r in native["rows"]] == expected_rows("pk")
     assert count == sum(1 for r in expected_rows("pk") if r[0] == "2024-05-02" and r[2] > 500000)
 
 
