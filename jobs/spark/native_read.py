@@ -14,7 +14,8 @@ format reader; so does ``read_table``: it plans the snapshot on the driver, and 
 is read with ``spark.read.parquet`` (vectorized, filters pushed into row groups). The other files go through
 ``format("paimon")`` pinned to the same snapshot, which skips exactly those files (option ``NATIVE_FILES_SKIPPED``):
 one DataFrame, their union. A read whose columns include a type Spark's Parquet reader does not map one to one
-(TIME, TIMESTAMP(7..9), ARRAY, MAP, MULTISET, ROW) or an incremental read stays wholly on ``format("paimon")``.
+(TIME, TIMESTAMP(7..9), ARRAY, MAP, MULTISET, ROW), an incremental read and ``read.changelog`` stay wholly on
+``format("paimon")``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs.spark.read_options import read_options
+from jobs.spark.stream_options import wants_changelog
 from jobs.spark.types import spark_schema
 from table_format import DataSplit, Table
 from table_format import types as pt
@@ -58,7 +60,7 @@ def read_table(spark: SparkSession, table_path: str, *, options: Mapping[str, st
     the columns are nullable on the native side, so the union's are too."""
     given = dict(options or {})
     opts = read_options({**given, "path": table_path})
-    if opts.incremental is not None:  # changes carry row kinds: the data source's
+    if opts.incremental is not None or wants_changelog(given):  # rows with their kinds: the data source's
         return spark.read.format("paimon").options(**given).load(table_path)
     table = opts.open_table()
     scan = table.scan(columns=opts.columns, snapshot_id=opts.snapshot_id, tag=opts.tag)

@@ -189,6 +189,18 @@ def test_projection_time_travel_and_empty(spark, warehouse):
     assert read_table(spark, table.path, options={"tag": "t1"}).count() == 50
     changes = read_table(spark, table.path, options={"incremental-between": f"{first},{first + 1}"})
     assert "_row_kind" in changes.columns
+    kinds = _same_as_data_source(spark, table.path, **{"read.changelog": "true"})
+    assert kinds.columns[-1] == "_row_kind" and _scans(kinds) == (0, 1)
+
+
+def test_partition_values_escaped_in_paths(spark, warehouse):
+    table = _catalog(warehouse).create_table("db.odd", SCHEMA, partition_keys=["dt"])
+    data = _data(range(12))
+    odd = ["a/b c", "x:y=z", "50%", "d1"]
+    write_table(table, data.set_column(1, "dt", pa.array([odd[i % 4] for i in range(12)])))
+    frame = _same_as_data_source(spark, table.path)
+    native, _ = _scans(frame)
+    assert native == 1 and sorted(r["dt"] for r in frame.select("dt").distinct().collect()) == sorted(odd)
 
 
 @pytest.mark.parametrize("name", ["pk_partitioned_compacted", "append_unaware"])
