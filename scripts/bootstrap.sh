@@ -16,6 +16,7 @@
 #                                (real Java Paimon 0.9 CLI, the interop oracle; see its README.md)
 #   .cache/paimon-oracle-2.0/, .cache/paimon-oracle-s3/   the Paimon 2.0.0 and the S3-enabled 0.9 oracles
 #   .cache/venv-pypaimon/        pypaimon 2.1.0 peer in its own venv (test-only; never installed into .venv)
+#   .cache/venv-pypaimon-rust/   pypaimon-rust 0.4.0 (the Rust reader) in its own venv (test and benchmark peer)
 #   scripts/bootstrap_spark.sh   the executor venv and Paimon's own Spark connector (a pyspark 3.5/4.1 peer)
 #   chromium                     apt-get install chromium (the browser tests)
 #
@@ -305,6 +306,26 @@ else
       echo "pip install ${PP_REQS[*]} failed" > "$PP_MARK"
       warn "pypaimon venv could not be built; pypaimon interop tests will skip"
     fi
+  fi
+fi
+
+# ---------------------------------------------------------------- 4a. pypaimon-rust 0.4 peer (Rust reader)
+# tests/interop/test_file_index_java.py reads our indexed files with it; benchmarks/bench_lookup.py times it
+PR_REQS=("pypaimon-rust==0.4.0" "pyarrow")
+PRV="$CACHE/venv-pypaimon-rust"
+pr_want="$(printf '%s\n' "${PR_REQS[@]}" | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$PRV/.bootstrap-stamp" 2>/dev/null || true)" = "$pr_want" ] && [ -x "$PRV/bin/python" ]; then
+  say "pypaimon-rust: $PRV up to date"
+else
+  say "pypaimon-rust: creating $PRV (${PR_REQS[*]})"
+  t=$SECONDS
+  [ -x "$PRV/bin/python" ] || "$PY" -m venv "$PRV"
+  if "$PRV/bin/python" -m pip install -q --disable-pip-version-check "${PR_REQS[@]}" \
+     && "$PRV/bin/python" -c 'import pypaimon_rust.datafusion'; then
+    echo "$pr_want" > "$PRV/.bootstrap-stamp"
+    say "pypaimon-rust: ready in $((SECONDS - t)) s"
+  else
+    warn "pypaimon-rust venv could not be built; its interop test will skip"
   fi
 fi
 
