@@ -58,7 +58,7 @@ def read_table(spark: SparkSession, table_path: str, *, options: Mapping[str, st
     as one DataFrame of a pinned snapshot: files that need no merge through Spark's own Parquet reader, the rest
     through ``format("paimon")``. Same rows and columns as ``spark.read.format("paimon").options(...).load(...)``;
     the columns are nullable on the native side, so the union's are too."""
-    given = dict(options or {})
+    given = {k.lower(): v for k, v in (options or {}).items()}  # Spark's data source options ignore case
     opts = read_options({**given, "path": table_path})
     if opts.incremental is not None or wants_changelog(given):  # rows with their kinds: the data source's
         return spark.read.format("paimon").options(**given).load(table_path)
@@ -77,7 +77,7 @@ def read_table(spark: SparkSession, table_path: str, *, options: Mapping[str, st
               .option("int96RebaseMode", "CORRECTED").parquet(*plan.paths))
     if not plan.rest:
         return native
-    pinned = {k: v for k, v in given.items() if k.lower() not in ("tag", "snapshot-id")}
+    pinned = {k: v for k, v in given.items() if k not in ("tag", "snapshot-id")}
     pinned.update({"snapshot-id": str(snapshot.id), NATIVE_FILES_SKIPPED: "true"})
     rest = spark.read.format("paimon").options(**pinned).load(table_path)
     return native.unionByName(rest.select(*schema.names))

@@ -184,6 +184,7 @@ def test_projection_time_travel_and_empty(spark, warehouse):
     table.create_tag("t1", snapshot_id=first)
     write_table(table, _data(range(25, 75), tag="b"))
     _same_as_data_source(spark, table.path, columns="v,id")
+    assert read_table(spark, table.path, options={"Columns": "v"}).columns == ["v"]  # option names ignore case
     assert _rows(_same_as_data_source(spark, table.path, **{"snapshot-id": str(first)})) == _rows(
         _same_as_data_source(spark, table.path, tag="t1"))
     assert read_table(spark, table.path, options={"tag": "t1"}).count() == 50
