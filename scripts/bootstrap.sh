@@ -283,51 +283,37 @@ else
   fi
 fi
 
-# ---------------------------------------------------------------- 4. pypaimon 2.1.0 peer
+# ---------------------------------------------------------------- 4. pypaimon 2.1.0 and pypaimon-rust 0.4 peers
+# peer_venv LABEL DIR CHECK REQ...: a venv at DIR holding REQ... (stamped with their hash) whose python runs CHECK
+peer_venv() {
+  local label="$1" dir="$2" check="$3"; shift 3
+  local want t
+  want="$(printf '%s\n' "$@" | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$dir/.bootstrap-stamp" 2>/dev/null || true)" = "$want" ] && [ -x "$dir/bin/python" ]; then
+    say "$label: $dir up to date"
+    return 0
+  fi
+  say "$label: creating $dir ($*)"
+  t=$SECONDS
+  [ -x "$dir/bin/python" ] || "$PY" -m venv "$dir"
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@" && "$dir/bin/python" -c "$check" || return 1
+  echo "$want" > "$dir/.bootstrap-stamp"
+  say "$label: ready in $((SECONDS - t)) s"
+}
+
 PP_MARK="$CACHE/venv-pypaimon.unavailable"
 PP_REQS=("pypaimon==2.1.0" "pyarrow<20" "fsspec<2026" "pandas<3")
 if [ -n "${PYPAIMON_PYTHON:-}" ]; then
   say "pypaimon: using PYPAIMON_PYTHON=$PYPAIMON_PYTHON"
+elif peer_venv pypaimon "$CACHE/venv-pypaimon" 'import pypaimon.catalog.catalog_factory' "${PP_REQS[@]}"; then
+  rm -f "$PP_MARK"
 else
-  PPV="$CACHE/venv-pypaimon"
-  pp_want="$(printf '%s\n' "${PP_REQS[@]}" | sha256sum | cut -d' ' -f1)"
-  if [ "$(cat "$PPV/.bootstrap-stamp" 2>/dev/null || true)" = "$pp_want" ] && [ -x "$PPV/bin/python" ]; then
-    say "pypaimon: $PPV up to date"
-  else
-    say "pypaimon: creating $PPV (${PP_REQS[*]})"
-    t=$SECONDS
-    [ -x "$PPV/bin/python" ] || "$PY" -m venv "$PPV"
-    if "$PPV/bin/python" -m pip install -q --disable-pip-version-check "${PP_REQS[@]}" \
-       && "$PPV/bin/python" -c 'import pypaimon.catalog.catalog_factory'; then
-      echo "$pp_want" > "$PPV/.bootstrap-stamp"
-      rm -f "$PP_MARK"
-      say "pypaimon: ready in $((SECONDS - t)) s"
-    else
-      echo "pip install ${PP_REQS[*]} failed" > "$PP_MARK"
-      warn "pypaimon venv could not be built; pypaimon interop tests will skip"
-    fi
-  fi
+  echo "pip install ${PP_REQS[*]} failed" > "$PP_MARK"
+  warn "pypaimon venv could not be built; pypaimon interop tests will skip"
 fi
-
-# ---------------------------------------------------------------- 4a. pypaimon-rust 0.4 peer (Rust reader)
-# tests/interop/test_file_index_java.py reads our indexed files with it; benchmarks/bench_lookup.py times it
-PR_REQS=("pypaimon-rust==0.4.0" "pyarrow")
-PRV="$CACHE/venv-pypaimon-rust"
-pr_want="$(printf '%s\n' "${PR_REQS[@]}" | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$PRV/.bootstrap-stamp" 2>/dev/null || true)" = "$pr_want" ] && [ -x "$PRV/bin/python" ]; then
-  say "pypaimon-rust: $PRV up to date"
-else
-  say "pypaimon-rust: creating $PRV (${PR_REQS[*]})"
-  t=$SECONDS
-  [ -x "$PRV/bin/python" ] || "$PY" -m venv "$PRV"
-  if "$PRV/bin/python" -m pip install -q --disable-pip-version-check "${PR_REQS[@]}" \
-     && "$PRV/bin/python" -c 'import pypaimon_rust.datafusion'; then
-    echo "$pr_want" > "$PRV/.bootstrap-stamp"
-    say "pypaimon-rust: ready in $((SECONDS - t)) s"
-  else
-    warn "pypaimon-rust venv could not be built; its interop test will skip"
-  fi
-fi
+# the Rust reader: tests/interop/test_file_index_java.py reads our indexed files with it; bench_lookup.py times it
+peer_venv pypaimon-rust "$CACHE/venv-pypaimon-rust" 'import pypaimon_rust.datafusion' "pypaimon-rust==0.4.0" pyarrow \
+  || warn "pypaimon-rust venv could not be built; its interop test will skip"
 
 # ---------------------------------------------------------------- 4b. Iceberg readers (tests/iceberg)
 bash "$REPO/scripts/bootstrap_iceberg.sh" || warn "scripts/bootstrap_iceberg.sh failed; tests/iceberg will fail under CI=true"

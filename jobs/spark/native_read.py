@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from jobs.spark.read_options import read_options
 from jobs.spark.stream_options import wants_changelog
 from jobs.spark.types import spark_schema
-from table_format import DataSplit, Table
+from table_format import DataSplit
 from table_format import types as pt
 from table_format.store.file_store import FileStore
 
@@ -60,18 +60,22 @@ def read_table(spark: SparkSession, table_path: str, *, options: Mapping[str, st
     the columns are nullable on the native side, so the union's are too."""
     given = {k.lower(): v for k, v in (options or {}).items()}  # Spark's data source options ignore case
     opts = read_options({**given, "path": table_path})
+
+    def data_source(read: Mapping[str, str]) -> DataFrame:
+        return spark.read.format("paimon").options(**read).load(table_path)
+
     if opts.incremental is not None or wants_changelog(given):  # rows with their kinds: the data source's
-        return spark.read.format("paimon").options(**given).load(table_path)
+        return data_source(given)
     table = opts.open_table()
     scan = table.scan(columns=opts.columns, snapshot_id=opts.snapshot_id, tag=opts.tag)
     snapshot = scan.snapshot
     # a latest read whose snapshot predates the table's schema reads the current schema; "snapshot-id" would time
     # travel to the older one: such a read stays on the data source (rare: a schema change not yet written to)
     if snapshot is None or snapshot.schema_id != scan.store.schema.id:
-        return spark.read.format("paimon").options(**given).load(table_path)
-    plan = native_plan(table, scan.plan(), scan.store, scan.arrow_schema.names)
+        return data_source(given)
+    plan = native_plan(scan.plan(), scan.store, scan.arrow_schema.names)
     if not plan.paths:
-        return spark.read.format("paimon").options(**given).load(table_path)
+        return data_source(given)
     schema = spark_schema(scan.arrow_schema, table=table.identifier)
     native = (spark.read.schema(schema).option("datetimeRebaseMode", "CORRECTED")
               .option("int96RebaseMode", "CORRECTED").parquet(*plan.paths))
@@ -79,15 +83,14 @@ def read_table(spark: SparkSession, table_path: str, *, options: Mapping[str, st
         return native
     pinned = {k: v for k, v in given.items() if k not in ("tag", "snapshot-id")}
     pinned.update({"snapshot-id": str(snapshot.id), NATIVE_FILES_SKIPPED: "true"})
-    rest = spark.read.format("paimon").options(**pinned).load(table_path)
-    return native.unionByName(rest.select(*schema.names))
+    return native.unionByName(data_source(pinned).select(*schema.names))
 
 
-def native_plan(table: Table, splits: Sequence[DataSplit], store: FileStore, columns: Sequence[str]) -> NativePlan:
+def native_plan(splits: Sequence[DataSplit], store: FileStore, columns: Sequence[str]) -> NativePlan:
     """Which files of ``splits`` (an unfiltered plan) Spark's Parquet reader reads as they are (module docstring),
     for a read of ``columns`` with ``store``'s schema; the same answer on the driver and in the data source."""
     fields = [store.schema.field(name) for name in columns]
-    if not table.store.file_io.local or not all(_native_type(f.type) for f in fields):
+    if not store.file_io.local or not all(_native_type(f.type) for f in fields):
         return NativePlan((), frozenset(), tuple(splits))
     compatible: dict[int, bool] = {}
     paths: list[str] = []

@@ -70,7 +70,7 @@ class PaimonReader(DataSourceReader):
             from jobs.spark.native_read import native_plan, without_files  # noqa: PLC0415 - read_table's only
 
             whole = table.scan(columns=opts.columns, snapshot_id=opts.snapshot_id, tag=opts.tag)  # as read_table
-            splits = without_files(splits, native_plan(table, whole.plan(), whole.store, whole.arrow_schema.names).keys)
+            splits = without_files(splits, native_plan(whole.plan(), whole.store, whole.arrow_schema.names).keys)
         return pack_splits(splits, target_size=opts.target_split_size, open_file_cost=opts.open_file_cost,
                            min_partitions=opts.min_partitions)
 

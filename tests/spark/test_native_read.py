@@ -87,7 +87,7 @@ def test_files_with_retractions_or_deletion_vectors_stay_on_the_data_source(spar
         table.maintenance.compact(full=name == "dv")  # dv: deletion vectors on the compacted files
         store = table.store
         splits = table.scan().plan()
-        plan = native_plan(table, splits, store, SCHEMA.names)
+        plan = native_plan(splits, store, SCHEMA.names)
         for split in splits:
             for i, f in enumerate(split.files):
                 has_dv = bool(split.deletion_files and split.deletion_files[i] is not None)
