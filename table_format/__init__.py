@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from table_format.schema_evolution import SchemaChange
     from table_format.schema_evolution.apply import IMMUTABLE_OPTIONS
     from table_format.summary import SnapshotSummary, snapshot_summary
-    from table_format.table import Table, TableScan, iter_split, read_changes_split, read_split
+    from table_format.table import Table
+    from table_format.table_scan import TableScan, iter_split, read_changes_split, read_split
     from table_format.write.commit_message import CommitMessage
     from table_format.write.compact_task import CompactOutcome, CompactTask
     from table_format.write.table_write import TableWrite
@@ -101,10 +102,10 @@ _LAZY: dict[str, str] = {
     "SnapshotSummary": "summary",
     "snapshot_summary": "summary",
     "Table": "table",
-    "TableScan": "table",
-    "iter_split": "table",
-    "read_changes_split": "table",
-    "read_split": "table",
+    "TableScan": "table_scan",
+    "iter_split": "table_scan",
+    "read_changes_split": "table_scan",
+    "read_split": "table_scan",
     "CommitMessage": "write.commit_message",
     "CompactOutcome": "write.compact_task",
     "CompactTask": "write.compact_task",
