@@ -16,7 +16,7 @@ from table_format.meta.manifest.codecs import (
     encode_manifest,
     encode_manifest_list,
 )
-from table_format.meta.manifest.columnar import DecodedManifest, decode_manifest, read_manifest
+from table_format.meta.manifest.columnar import COLUMNAR_MIN_RECORDS, DecodedManifest, decode_manifest, read_manifest
 from table_format.meta.manifest.records import (
     EMPTY_ROW,
     EMPTY_STATS,
@@ -47,6 +47,7 @@ __all__ = [
     "MANIFEST_FILE_META_SCHEMA",
     "INDEX_MANIFEST_ENTRY_SCHEMA",
     "DataFileMeta",
+    "COLUMNAR_MIN_RECORDS",
     "DecodedManifest",
     "DeletionVectorMeta",
     "FileIdentifier",

@@ -151,11 +151,18 @@ def _keep_entries(entries: Iterable[ManifestEntry], partition_ok: Callable[[byte
     return out
 
 
-def read_manifest(data: bytes, *, source: str) -> DecodedManifest:
+# Below this many entries the row-wise decoder is faster: the column-wise path costs ~10 ms a file whatever its size
+# (the polars calls of its checks), the row-wise one ~0.03 ms an entry (measured: 10 entries 0.4 ms vs 11 ms,
+# 200 entries 4.5 ms vs 10 ms, 1,000 entries 27 ms vs 16 ms).
+COLUMNAR_MIN_RECORDS = 256
+
+
+def read_manifest(data: bytes, *, source: str, columnar_min_records: int = COLUMNAR_MIN_RECORDS) -> DecodedManifest:
     """A `manifest-*` file written by any Paimon 0.9 .. master or pypaimon writer, decoded column-wise when it can
-    be (else row by row); a damaged file raises CorruptMetadataError naming `source`."""
+    be and holds at least ``columnar_min_records`` entries (else row by row); a damaged file raises
+    CorruptMetadataError naming `source`."""
     try:
-        return DecodedManifest(_frame(data), None)
+        return DecodedManifest(_frame(data, columnar_min_records), None)
     except _NotColumnar:
         pass
     except Exception:  # noqa: BLE001 - polars raises many kinds; the row-wise decoder names the problem
@@ -182,13 +189,13 @@ def _stats(frame: pl.DataFrame, prefix: str) -> list[SimpleStats]:
     return [SimpleStats(a, b, tuple(c) if c else ()) for a, b, c in zip(mins, maxs, counts, strict=True)]
 
 
-def _frame(data: bytes) -> pl.DataFrame:
+def _frame(data: bytes, min_records: int) -> pl.DataFrame:
     """The manifest's columns, flat (`_FILE` fields at the top, stats as `<stats>_MIN_VALUES` ...), checked."""
     import polars as pl  # imported on first use: processes that read no manifest never load it
 
     plain = plain_container(data)
     records = sum(plain.block_records)
-    if records == 0:
+    if records == 0 or records < min_records:
         raise _NotColumnar
     frame = pl.read_avro(io.BytesIO(plain.data))
     if frame.height != records or any(c not in frame.columns for c in _ENTRY_REQUIRED):

@@ -16,6 +16,7 @@ import pytest
 from table_format.errors import CorruptMetadataError
 from table_format.meta.avro import read_avro, write_avro, writer_schema_json
 from table_format.meta.manifest import (
+    COLUMNAR_MIN_RECORDS,
     EMPTY_ROW,
     EMPTY_STATS,
     INDEX_MANIFEST_ENTRY_SCHEMA,
@@ -754,7 +755,7 @@ def _mixed_entries() -> list[ManifestEntry]:
 def test_columnar_decoder_equals_row_decoder(codec: str) -> None:
     entries = _mixed_entries()
     data = encode_manifest(entries, codec=codec)
-    decoded = read_manifest(data, source="m")
+    decoded = read_manifest(data, source="m", columnar_min_records=1)
     assert decoded._frame is not None  # the column-wise path took it
     assert decoded.entries() == decode_manifest_rows(data, source="m") == entries
     assert (decoded.added, decoded.deleted) == (sum(e.kind == FileKind.ADD for e in entries),
@@ -767,7 +768,7 @@ def test_columnar_decoder_equals_row_decoder_on_java_files() -> None:
     assert paths
     for path in paths:
         data = path.read_bytes()
-        decoded = read_manifest(data, source=str(path))
+        decoded = read_manifest(data, source=str(path), columnar_min_records=1)
         assert decoded._frame is not None, path
         assert decoded.entries() == decode_manifest_rows(data, source=str(path)), path
 
@@ -787,7 +788,8 @@ def test_select_filters_partitions_and_buckets_before_building_entries() -> None
 
     expected = [e for e in entries if e.partition in wanted and (e.total_buckets != 4 or e.bucket in (1, 3))]
     assert expected
-    columnar = read_manifest(data, source="m")
+    columnar = read_manifest(data, source="m", columnar_min_records=1)
+    assert columnar._frame is not None
     assert columnar.select(partition_ok=partition_ok, buckets_for=buckets_for) == expected
     assert len(asked) == len(set(asked)) == len({e.partition for e in entries})  # once per distinct partition
     rows = DecodedManifest(None, entries)
@@ -795,9 +797,19 @@ def test_select_filters_partitions_and_buckets_before_building_entries() -> None
     assert columnar.select(partition_ok=lambda p: False) == [] == rows.select(partition_ok=lambda p: False)
 
 
+def test_small_manifests_are_decoded_row_by_row_large_ones_column_wise() -> None:
+    """The column-wise path has a fixed cost (~10 ms) the row-wise one does not: small files take the row path."""
+    small = [_entry(f"s-{i}.parquet", min_sequence_number=i) for i in range(COLUMNAR_MIN_RECORDS - 1)]
+    large = [_entry(f"l-{i}.parquet", min_sequence_number=i) for i in range(COLUMNAR_MIN_RECORDS)]
+    for entries, columnar in ((small, False), (large, True)):
+        decoded = read_manifest(encode_manifest(entries), source="m")
+        assert (decoded._frame is not None) == columnar
+        assert decoded.entries() == entries
+
+
 def test_unreadable_by_polars_falls_back_to_row_decoder() -> None:
     data = encode_manifest([_entry("a.parquet")], codec="bzip2")
-    decoded = read_manifest(data, source="m")
+    decoded = read_manifest(data, source="m", columnar_min_records=1)
     assert decoded._frame is None and decoded.entries() == [_entry("a.parquet")]
     with pytest.raises(CorruptMetadataError, match="broken-file"):
         read_manifest(data[:-9], source="broken-file")
@@ -821,7 +833,8 @@ def test_columnar_decoder_refuses_what_the_row_decoder_refuses(codec: str) -> No
         except CorruptMetadataError:
             expected = None
         try:
-            got: list[ManifestEntry] | None = read_manifest(bytes(buf), source="flip").entries()
+            got: list[ManifestEntry] | None = read_manifest(bytes(buf), source="flip",
+                                                            columnar_min_records=1).entries()
         except CorruptMetadataError as e:
             assert "flip" in str(e)
             got = None
