@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from worker_json import run_json
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -94,15 +95,9 @@ def worker(path: str, op: str) -> None:
     print(json.dumps({"op": op, "seconds": seconds, "files": files, "peak_rss_mb": _peak_rss_mb()}))
 
 
-def _json_line(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:4]} failed:\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
 
 def ours(path: str, op: str) -> dict:
-    return _json_line([sys.executable, __file__, "--worker", path, op], {**os.environ, "PYTHONPATH": str(REPO)})
+    return run_json([sys.executable, __file__, "--worker", path, op], {**os.environ, "PYTHONPATH": str(REPO)})
 
 
 def java_classpath(build_dir: Path) -> str | None:
@@ -118,7 +113,7 @@ def java_classpath(build_dir: Path) -> str | None:
 
 
 def java(classpath: str, warehouse: str, op: str) -> dict:
-    return _json_line(["java", "-cp", classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=error", "PlanningTimer",
+    return run_json(["java", "-cp", classpath, "-Dorg.slf4j.simpleLogger.defaultLogLevel=error", "PlanningTimer",
                        warehouse, "db", "many", op, str(FILTER_PARTITION), str(FILTER_ID_BELOW)])
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from worker_json import run_json
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -55,7 +56,6 @@ from spark_maintenance_bench import (  # noqa: E402
     PEER_JSON,
     bench_planning,
     maintenance_sections,
-    run_json,
     worker_compact,
     worker_planning,
 )

@@ -11,7 +11,6 @@ import os
 import pickle
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from worker_json import run_json
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_SPARK = Path(__file__).with_name("bench_spark.py")
@@ -98,12 +98,6 @@ def worker_compact(master: str, path: str) -> None:
                       "commit": end - fanned, "units": len(tasks), "worker_seconds": sorted(per_worker.values()),
                       "result": dataclasses.asdict(result)}))
 
-
-def run_json(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def ours_run(master: str, path: str) -> dict:

