@@ -61,11 +61,11 @@ class CompactionThresholds:
 
 @dataclass(frozen=True, slots=True)
 class ConsumerLag:
-    """One consumer of a table: the snapshot it reads from, and the snapshots committed after it."""
+    """One consumer of a table: its ``nextSnapshot``, and how many snapshots with row changes it has not read."""
 
     consumer_id: str
     next_snapshot: int
-    behind: int  # latest snapshot id - next_snapshot (0: it has read the latest)
+    behind: int  # Consumer.unread: APPEND/OVERWRITE snapshots not read yet (a compaction leaves it at 0)
 
     def as_metadata(self) -> dict[str, int]:
         return {"next_snapshot": self.next_snapshot, "snapshots_behind": self.behind}
@@ -141,9 +141,7 @@ def table_health(table: Table) -> TableHealth:
     files = table.system_table("files").select(["partition", "bucket", "level", "file_size_in_bytes"])
     small = files.filter(pc.less(files["file_size_in_bytes"], thresholds.small_file_size))
     pairs = files.group_by(["partition", "bucket"]).aggregate([]).num_rows if files.num_rows else 0
-    latest = snapshots[-1].id if snapshots else 0
-    consumers = tuple(ConsumerLag(c.consumer_id, c.next_snapshot, max(0, latest - c.next_snapshot))
-                      for c in table.consumers())
+    consumers = tuple(ConsumerLag(c.consumer_id, c.next_snapshot, c.unread(snapshots)) for c in table.consumers())
     return TableHealth(
         identifier=table.identifier,
         snapshot_id=snapshots[-1].id if snapshots else None,

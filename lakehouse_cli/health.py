@@ -11,8 +11,8 @@ could not run; its message says why):
 * snapshots against retention: what an expiration with the table's options would do now (a dry run);
 * orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit), and the
   abandoned multipart uploads it would abort (object stores);
-* consumers (``consumer/consumer-<id>``): how far behind each is; ``warn`` when one's next snapshot was expired
-  (it cannot resume) or is older than ``snapshot.time-retained`` (it keeps snapshots retention would expire).
+* consumers (``consumer/consumer-<id>``): how many snapshots with row changes each has not read (a compaction
+  adds none); ``warn`` when one's next snapshot was expired (it cannot resume) or is older than ``snapshot.time-retained`` (it keeps snapshots retention would expire).
 
 ``warehouse_health`` runs them over every table of the warehouse (or of one database).
 """
@@ -118,7 +118,6 @@ def _orphans(table: Table, older_than: dt.timedelta | dt.datetime) -> dict[str, 
 def _consumers(table: Table, options: CoreOptions) -> dict[str, Any]:
     snapshots = {s.id: s for s in table.snapshots()}
     earliest = min(snapshots, default=None)
-    latest = max(snapshots, default=0)
     retained_since_ms = (time.time() - options.snapshot_time_retained.total_seconds()) * 1000
     docs, problems = [], []
     for c in table.consumers():
@@ -128,7 +127,7 @@ def _consumers(table: Table, options: CoreOptions) -> dict[str, Any]:
         elif pinned is not None and pinned.time_millis < retained_since_ms:
             problems.append(f"{c.consumer_id}: keeps snapshot {c.next_snapshot} on, older than snapshot.time-retained")
         docs.append({"consumer_id": c.consumer_id, "next_snapshot": c.next_snapshot,
-                     "behind": max(0, latest - c.next_snapshot + 1)})
+                     "pins_last_read": c.pins_last_read, "behind": c.unread(snapshots.values())})
     return {"status": "warn" if problems else "ok", "count": len(docs), "consumers": docs, "problems": problems}
 
 

@@ -95,8 +95,8 @@ def _details(key: str, check: dict[str, Any]) -> str:
     if key == "consumers":
         if not check["count"]:
             return "none"
-        behind = ", ".join(f"{c['consumer_id']} at {c['next_snapshot']} ({c['behind']} behind)"
-                           for c in check["consumers"][:5])
+        behind = ", ".join(f"{c['consumer_id']} {'read' if c.get('pins_last_read') else 'next'} {c['next_snapshot']} "
+                           f"({c['behind']} unread)" for c in check["consumers"][:5])
         return "; ".join([f"{check['count']}: {behind}", *check["problems"]])
     uploads = f"; {len(check['abandoned_uploads'])} abandoned multipart upload(s)" if check["abandoned_uploads"] else ""
     return f"{check['count']} file(s), {human_bytes(check['bytes'])} unreferenced{uploads}"

@@ -217,15 +217,16 @@ def summary_rows(catalog: PaimonCatalogResource) -> list[tuple[str, ...]]:
 
 
 def consumer_lines(catalog: PaimonCatalogResource) -> list[str]:
-    """The tables' Paimon consumers (the incremental downstream assets): where each reads next, how far behind."""
+    """The tables' Paimon consumers (the incremental downstream assets): the snapshot each read last, how many
+    snapshots with row changes it has not read (a compaction leaves none)."""
     lines = []
     for identifier in catalog.table_identifiers():
         table = catalog.load_table(identifier)
-        latest = table.latest_snapshot()
+        snapshots = table.snapshots()
         for consumer in table.consumers():
-            behind = max(0, latest.id - consumer.next_snapshot) if latest is not None else 0
-            lines.append(f"  {identifier:18} {consumer.consumer_id:28} next snapshot {consumer.next_snapshot}, "
-                         f"{behind} behind")
+            where = "read snapshot" if consumer.pins_last_read else "next snapshot"
+            lines.append(f"  {identifier:18} {consumer.consumer_id:28} {where} {consumer.next_snapshot}, "
+                         f"{consumer.unread(snapshots)} with new rows unread")
     return lines
 
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from table_format.errors import CorruptMetadataError, OptionError
 from table_format.maintenance.references import CONSUMER_DIR, CONSUMER_PREFIX
+from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.store.file_store import FileStore
 
 _VALID_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
+PINNING_PREFIX = "dagster-"  # the Dagster incremental inputs' consumers (``dagster-<asset key>``)
+_ROW_CHANGING = frozenset({CommitKind.APPEND, CommitKind.OVERWRITE})  # COMPACT and ANALYZE change no row
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,18 @@ class Consumer:
     consumer_id: str
     next_snapshot: int
     modified_ms: int | None
+
+    @property
+    def pins_last_read(self) -> bool:
+        """True for the Dagster incremental inputs' consumers: their ``nextSnapshot`` is the snapshot they read last
+        (kept so that an overwrite right after it can be read as a replacement), not the one they read next."""
+        return self.consumer_id.startswith(PINNING_PREFIX)
+
+    def unread(self, snapshots: Iterable[Snapshot]) -> int:
+        """How many of `snapshots` (``Table.snapshots()``) hold row changes this consumer has not read: the APPEND
+        and OVERWRITE commits from the one it reads next on. A compaction changes no row, so it leaves nothing unread."""
+        first = self.next_snapshot + 1 if self.pins_last_read else self.next_snapshot
+        return sum(1 for s in snapshots if s.id >= first and s.commit_kind in _ROW_CHANGING)
 
 
 def _check_id(store: FileStore, consumer_id: str) -> None:

@@ -138,8 +138,17 @@ def test_health_consumers(run: Run) -> None:
     table.set_consumer("etl", next_snapshot=3)
     consumers = run.json("health", "shop.orders")["consumers"]
     assert consumers == {"status": "ok", "count": 1, "problems": [],
-                         "consumers": [{"consumer_id": "etl", "next_snapshot": 3, "behind": 2}]}
-    assert "etl at 3 (2 behind)" in run("health", "shop.orders").stdout
+                         "consumers": [{"consumer_id": "etl", "next_snapshot": 3, "pins_last_read": False,
+                                        "behind": 2}]}
+    assert "etl next 3 (2 unread)" in run("health", "shop.orders").stdout
+    # a Dagster incremental input's consumer holds the snapshot it read last; a compaction adds nothing to read
+    table.set_consumer("dagster-shop.x", next_snapshot=table.latest_snapshot().id)
+    table.maintenance.compact(full=True)
+    assert table.refresh().latest_snapshot().commit_kind.value == "COMPACT"
+    doc = run.json("health", "shop.orders")["consumers"]["consumers"]
+    assert [(c["consumer_id"], c["behind"]) for c in doc] == [("dagster-shop.x", 0), ("etl", 2)]
+    assert "dagster-shop.x read 4 (0 unread)" in run("health", "shop.orders").stdout
+    table.delete_consumer("dagster-shop.x")
     # a consumer whose next snapshot was expired cannot resume where it stopped
     table.maintenance.expire_snapshots(retain_min=1, retain_max=1, dry_run=False)
     table.set_consumer("late", next_snapshot=1)

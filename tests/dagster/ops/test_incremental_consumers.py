@@ -76,6 +76,7 @@ def test_paused_downstream_survives_the_nightly_expiry(warehouse, instance, reso
         p.upstream(ids)
     assert p.downstream()
     assert p.table.consumer(CONSUMER).next_snapshot == 3
+    assert p.table.consumer(CONSUMER).pins_last_read  # table_format counts what it has not read after snapshot 3
 
     p.upstream([4])
     p.fail = True

@@ -280,6 +280,24 @@ def test_consumer_api_registers_advances_and_unregisters(warehouse: str) -> None
     assert table.consumers() == []
 
 
+def test_a_consumer_counts_unread_row_changes_not_compactions(warehouse: str) -> None:
+    """Consumer.unread: the APPEND and OVERWRITE snapshots from the one a consumer reads next (after the one it read
+    last, for the Dagster inputs' ``dagster-`` consumers); a compaction changes no row, so it leaves none unread."""
+    table = new_table(warehouse)
+    write_table(table, rows([1, 2], "a"))  # 1 APPEND
+    write_table(table, rows([2, 3], "b"))  # 2 APPEND
+    table.maintenance.compact(full=True)  # 3 COMPACT
+    table = table.refresh()
+    kinds = [s.commit_kind.value for s in table.snapshots()]
+    assert kinds == ["APPEND", "APPEND", "COMPACT"]
+    paimon, dagster = table.set_consumer("etl", next_snapshot=3), table.set_consumer("dagster-db.x", next_snapshot=2)
+    assert not paimon.pins_last_read and dagster.pins_last_read
+    assert paimon.unread(table.snapshots()) == 0 and dagster.unread(table.snapshots()) == 0
+    write_table(table, rows([9], "o", "b"), mode="overwrite", overwrite_partitions=[{"dt": "b"}])  # 4 OVERWRITE
+    assert [c.unread(table.snapshots()) for c in table.consumers()] == [1, 1]  # dagster-db.x, etl
+    assert table.set_consumer("etl", next_snapshot=1).unread(table.snapshots()) == 3  # 1, 2 and 4
+
+
 @pytest.mark.parametrize("bad", ["", "a/b", "../x", "a b"])
 def test_consumer_id_is_checked(warehouse: str, bad: str) -> None:
     table = new_table(warehouse)
