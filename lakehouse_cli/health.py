@@ -12,7 +12,7 @@ could not run; its message says why):
 * orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit), and the
   abandoned multipart uploads it would abort (object stores);
 * consumers (``consumer/consumer-<id>``): how many snapshots with row changes each has not read (a compaction
-  adds none); ``warn`` when one's next snapshot was expired (it cannot resume) or is older than ``snapshot.time-retained`` (it keeps snapshots retention would expire).
+  adds none); ``warn`` when one's next snapshot was expired (it cannot resume) or keeps a snapshot that retention (``snapshot.num-retained.min``, ``snapshot.time-retained``) would expire now.
 
 ``warehouse_health`` runs them over every table of the warehouse (or of one database).
 """
@@ -117,15 +117,17 @@ def _orphans(table: Table, older_than: dt.timedelta | dt.datetime) -> dict[str, 
 
 def _consumers(table: Table, options: CoreOptions) -> dict[str, Any]:
     snapshots = {s.id: s for s in table.snapshots()}
-    earliest = min(snapshots, default=None)
+    earliest, latest = min(snapshots, default=None), max(snapshots, default=0)
     retained_since_ms = (time.time() - options.snapshot_time_retained.total_seconds()) * 1000
     docs, problems = [], []
     for c in table.consumers():
-        pinned = snapshots.get(c.next_snapshot)
+        successor = snapshots.get(c.next_snapshot + 1)  # a snapshot expires by time once its successor is old
         if earliest is not None and c.next_snapshot < earliest:
             problems.append(f"{c.consumer_id}: its next snapshot {c.next_snapshot} was expired (earliest {earliest})")
-        elif pinned is not None and pinned.time_millis < retained_since_ms:
-            problems.append(f"{c.consumer_id}: keeps snapshot {c.next_snapshot} on, older than snapshot.time-retained")
+        elif (c.next_snapshot <= latest - options.snapshot_num_retained_min and successor is not None
+              and successor.time_millis < retained_since_ms):  # retention alone would expire it now
+            problems.append(f"{c.consumer_id}: keeps snapshot {c.next_snapshot} on, which snapshot.num-retained.min "
+                            "and snapshot.time-retained would expire")
         docs.append({"consumer_id": c.consumer_id, "next_snapshot": c.next_snapshot,
                      "pins_last_read": c.pins_last_read, "behind": c.unread(snapshots.values())})
     return {"status": "warn" if problems else "ok", "count": len(docs), "consumers": docs, "problems": problems}

@@ -153,6 +153,25 @@ def test_health_snapshots_past_retention(run: Run) -> None:
     assert snapshots["retain_min"] == 1 and snapshots["time_retained_seconds"] == 1.0
     assert "expiration would remove 2 now" in run("health", "shop.aged", code=3).stdout
     assert tree(run.warehouse) == before
+    table.set_consumer("etl", next_snapshot=1)  # it holds back what retention would expire
+    consumers = run.json("health", "shop.aged", code=3)["consumers"]
+    assert consumers["problems"] == [
+        "etl: keeps snapshot 1 on, which snapshot.num-retained.min and snapshot.time-retained would expire"]
+    assert run.json("health", "shop.aged", code=3)["snapshots"]["expirable_now"] == []  # the consumer protects them
+
+
+def test_health_consumer_of_an_old_snapshot_that_retention_keeps_anyway(run: Run) -> None:
+    """An old snapshot that snapshot.num-retained.min keeps is no problem of its consumer's."""
+    schema = pa.schema([("k", pa.int64())])
+    table = FileSystemCatalog(run.warehouse).create_table("shop.kept", schema, options={
+        "write-only": "true", "snapshot.time-retained": "1 s"})  # num-retained.min 10
+    for i in range(3):
+        write_table(table, pa.table({"k": [i]}, schema=schema))
+    table.set_consumer("dagster-shop.x", next_snapshot=2)
+    time.sleep(1.1)
+    report = run.json("health", "shop.kept")
+    assert report["consumers"] == {"status": "ok", "count": 1, "problems": [], "consumers": [
+        {"consumer_id": "dagster-shop.x", "next_snapshot": 2, "pins_last_read": True, "behind": 1}]}
 
 
 @pytest.mark.parametrize("command", ["describe", "snapshots", "files", "partitions", "tags", "schemas", "health"])
