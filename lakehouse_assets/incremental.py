@@ -30,19 +30,16 @@ from typing import Any
 import dagster as dg
 
 from lakehouse_assets.table_spec import PaimonAssetError, raw
-from table_format import CommitKind, Table, snapshot_summary
+from table_format import PINNING_CONSUMER_PREFIX, CommitKind, Table, snapshot_summary
 
 CURSOR_PREFIX = "paimon/consumed_snapshot/"
 INCREMENTAL = "incremental"
 _PAGE = 100
 
 
-CONSUMER_PREFIX = "dagster-"
-
-
 def consumer_id(downstream: dg.AssetKey) -> str:
     """The Paimon consumer id of an incremental downstream asset: ``dagster-<key path joined by '.'>``."""
-    return CONSUMER_PREFIX + re.sub(r"[^A-Za-z0-9_.\-]", "_", ".".join(downstream.path))
+    return PINNING_CONSUMER_PREFIX + re.sub(r"[^A-Za-z0-9_.\-]", "_", ".".join(downstream.path))
 
 
 def cursor_key(upstream: dg.AssetKey) -> str:

@@ -12,7 +12,8 @@ could not run; its message says why):
 * orphan candidates: what ``remove-orphan-files`` would delete (a dry run with the same age limit), and the
   abandoned multipart uploads it would abort (object stores);
 * consumers (``consumer/consumer-<id>``): how many snapshots with row changes each has not read (a compaction
-  adds none); ``warn`` when one's next snapshot was expired (it cannot resume) or keeps a snapshot that retention (``snapshot.num-retained.min``, ``snapshot.time-retained``) would expire now.
+  adds none); ``warn`` when one's next snapshot was expired (it cannot resume) or is one that retention would
+  expire now were it not for the consumers (``Maintenance.expirable_without_consumers``).
 
 ``warehouse_health`` runs them over every table of the warehouse (or of one database).
 """
@@ -20,7 +21,6 @@ could not run; its message says why):
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -115,21 +115,20 @@ def _orphans(table: Table, older_than: dt.timedelta | dt.datetime) -> dict[str, 
     }
 
 
-def _consumers(table: Table, options: CoreOptions) -> dict[str, Any]:
-    snapshots = {s.id: s for s in table.snapshots()}
-    earliest, latest = min(snapshots, default=None), max(snapshots, default=0)
-    retained_since_ms = (time.time() - options.snapshot_time_retained.total_seconds()) * 1000
+def _consumers(table: Table) -> dict[str, Any]:
+    snapshots = table.snapshots()
+    earliest = snapshots[0].id if snapshots else None
+    consumers = table.consumers()
+    held = table.maintenance.expirable_without_consumers() if consumers else range(0)
     docs, problems = [], []
-    for c in table.consumers():
-        successor = snapshots.get(c.next_snapshot + 1)  # a snapshot expires by time once its successor is old
+    for c in consumers:
         if earliest is not None and c.next_snapshot < earliest:
             problems.append(f"{c.consumer_id}: its next snapshot {c.next_snapshot} was expired (earliest {earliest})")
-        elif (c.next_snapshot <= latest - options.snapshot_num_retained_min and successor is not None
-              and successor.time_millis < retained_since_ms):  # retention alone would expire it now
-            problems.append(f"{c.consumer_id}: keeps snapshot {c.next_snapshot} on, which snapshot.num-retained.min "
-                            "and snapshot.time-retained would expire")
+        elif c.next_snapshot in held:
+            problems.append(f"{c.consumer_id}: keeps snapshot {c.next_snapshot} on, which retention "
+                            "(snapshot.num-retained.*, snapshot.time-retained) would expire now")
         docs.append({"consumer_id": c.consumer_id, "next_snapshot": c.next_snapshot,
-                     "pins_last_read": c.pins_last_read, "behind": c.unread(snapshots.values())})
+                     "pins_last_read": c.pins_last_read, "behind": c.unread(snapshots)})
     return {"status": "warn" if problems else "ok", "count": len(docs), "consumers": docs, "problems": problems}
 
 
@@ -153,7 +152,7 @@ def table_health(table: Table, *, small_file_size: int | None = None,
         "sorted_runs": _guarded(_sorted_runs, table, buckets, options, raw),
         "small_files": _guarded(_small_files, buckets, options, raw, threshold),
         "snapshots": _guarded(_snapshots, table, options),
-        "consumers": _guarded(_consumers, table, options),
+        "consumers": _guarded(_consumers, table),
         "orphans": _guarded(_orphans, table, orphan_older_than),
     }
     report["status"] = worst(report[k]["status"] for k in CHECKS)

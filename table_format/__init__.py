@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from table_format.branches import keeper_tag
     from table_format.catalog import FileSystemCatalog, open_table
     from table_format.io.file_io import FileStatus
-    from table_format.maintenance.consumers import Consumer
+    from table_format.maintenance.consumers import PINNING_CONSUMER_PREFIX, Consumer
     from table_format.maintenance.expire import ExpirePlan
     from table_format.maintenance.orphan_clean import OrphanCleanPlan
     from table_format.maintenance.progress import ProgressCallback, ProgressEvent
@@ -74,6 +74,7 @@ _LAZY: dict[str, str] = {
     "open_table": "catalog",
     "FileStatus": "io.file_io",
     "Consumer": "maintenance.consumers",
+    "PINNING_CONSUMER_PREFIX": "maintenance.consumers",
     "ExpirePlan": "maintenance.expire",
     "OrphanCleanPlan": "maintenance.orphan_clean",
     "ProgressCallback": "maintenance.progress",
@@ -133,6 +134,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Consumer",
+    "PINNING_CONSUMER_PREFIX",
     # the plan / run / commit seam of distributed maintenance (table.maintenance.plan_*), and its results
     "CompactOutcome",
     "CompactResult",

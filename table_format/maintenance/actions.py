@@ -193,6 +193,10 @@ class MaintenanceActions:
         return _expire.plan_expiration(self.store, retain_min=retain_min, retain_max=retain_max,
                                        older_than=older_than, max_deletes=max_deletes)
 
+    def expirable_without_consumers(self) -> range:
+        """The snapshot ids the table's retention options would expire now if no consumer pinned any."""
+        return _expire.expirable_without_consumers(self.store)
+
     def delete_expired_snapshot_files(self, plan: _expire.ExpirePlan) -> list[str]:
         """Delete the plan's snapshot files, oldest first (before any other file of the plan)."""
         return _expire.delete_snapshot_files(self.store, plan)

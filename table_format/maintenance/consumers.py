@@ -19,7 +19,7 @@ from table_format.meta.snapshot import CommitKind, Snapshot
 from table_format.store.file_store import FileStore
 
 _VALID_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
-PINNING_PREFIX = "dagster-"  # the Dagster incremental inputs' consumers (``dagster-<asset key>``)
+PINNING_CONSUMER_PREFIX = "dagster-"  # the Dagster incremental inputs' consumers (lakehouse_assets.incremental)
 _ROW_CHANGING = frozenset({CommitKind.APPEND, CommitKind.OVERWRITE})  # COMPACT and ANALYZE change no row
 
 
@@ -35,7 +35,7 @@ class Consumer:
     def pins_last_read(self) -> bool:
         """True for the Dagster incremental inputs' consumers: their ``nextSnapshot`` is the snapshot they read last
         (kept so that an overwrite right after it can be read as a replacement), not the one they read next."""
-        return self.consumer_id.startswith(PINNING_PREFIX)
+        return self.consumer_id.startswith(PINNING_CONSUMER_PREFIX)
 
     def unread(self, snapshots: Iterable[Snapshot]) -> int:
         """How many of `snapshots` (``Table.snapshots()``) hold row changes this consumer has not read: the APPEND

@@ -191,6 +191,24 @@ def plan_expiration(
     max_deletes: int | None = None,
 ) -> ExpirePlan:
     """Which snapshots expire and which files go with them, in deletion order; changes nothing."""
+    earliest, end = _expiration_bounds(store, retain_min=retain_min, retain_max=retain_max, older_than=older_than,
+                                       max_deletes=max_deletes, honour_consumers=True)
+    return ExpirePlan(earliest_kept=None) if earliest is None else _plan_until(store, earliest, end)
+
+
+def expirable_without_consumers(store: FileStore) -> range:
+    """The snapshot ids the table's retention options would expire now if no consumer pinned any (a consumer
+    whose ``nextSnapshot`` lies in it holds back what retention would remove)."""
+    earliest, end = _expiration_bounds(store, retain_min=None, retain_max=None, older_than=None, max_deletes=None,
+                                       honour_consumers=False)
+    return range(0) if earliest is None else range(earliest, end)
+
+
+def _expiration_bounds(
+    store: FileStore, *, retain_min: int | None, retain_max: int | None,
+    older_than: _dt.datetime | _dt.timedelta | None, max_deletes: int | None, honour_consumers: bool,
+) -> tuple[int | None, int]:
+    """``(earliest, end)``: retention expires snapshots ``[earliest, end)`` now; earliest None on an empty table."""
     opts = store.options
     rmin = opts.snapshot_num_retained_min if retain_min is None else _option_int(store, "retain_min", retain_min)
     rmax = opts.snapshot_num_retained_max if retain_max is None else _option_int(store, "retain_max", retain_max)
@@ -209,11 +227,11 @@ def plan_expiration(
     latest = snapshots.latest_id()
     earliest = snapshots.earliest_id()
     if latest is None or earliest is None:
-        return ExpirePlan(earliest_kept=None)
+        return None, 0
 
     min_id = max(latest - rmax + 1, earliest)  # older ones go whatever their age (num-retained.max)
     max_exclusive = latest - rmin + 1  # num-retained.min
-    consumer = consumer_min_next_snapshot(store)
+    consumer = consumer_min_next_snapshot(store) if honour_consumers else None
     if consumer is not None:  # a consumer still reads from this snapshot on
         max_exclusive = min(max_exclusive, consumer)
     max_exclusive = min(max_exclusive, earliest + limit)  # snapshot.expire.limit
@@ -226,7 +244,7 @@ def plan_expiration(
         if threshold <= successor.time_millis:  # time-retained: the successor is still young
             end = sid
             break
-    return _plan_until(store, earliest, end)
+    return earliest, end
 
 
 def _plan_until(store: FileStore, earliest: int, end_exclusive: int) -> ExpirePlan:

@@ -156,7 +156,7 @@ def test_health_snapshots_past_retention(run: Run) -> None:
     table.set_consumer("etl", next_snapshot=1)  # it holds back what retention would expire
     consumers = run.json("health", "shop.aged", code=3)["consumers"]
     assert consumers["problems"] == [
-        "etl: keeps snapshot 1 on, which snapshot.num-retained.min and snapshot.time-retained would expire"]
+        "etl: keeps snapshot 1 on, which retention (snapshot.num-retained.*, snapshot.time-retained) would expire now"]
     assert run.json("health", "shop.aged", code=3)["snapshots"]["expirable_now"] == []  # the consumer protects them
 
 
